@@ -1,0 +1,268 @@
+/* cna/cna.c — queue operations of the compact NUMA-aware lock.
+ * The queue diagram and node states are in cna.h.
+ */
+#include "cna.h"
+
+#include <sched.h>
+#include <stddef.h>
+#include <time.h>
+
+#include "futex.h"
+
+/* Spins on a predecessor's half-finished enqueue before yielding the CPU. */
+#define LINK_SPINS_BEFORE_YIELD 256
+
+uint64_t cna_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* xorshift32: cheap, per thread, good enough to thin out reordering. */
+static uint32_t prng_next(uint32_t *state)
+{
+	uint32_t x = *state ? *state : 0x9e3779b9u;
+	x ^= x << 13;
+	x ^= x >> 17;
+	x ^= x << 5;
+	*state = x;
+	return x;
+}
+
+/* True with probability 1 - 2^-bits (never true for bits == 0). */
+static bool probably(uint32_t *prng, unsigned bits)
+{
+	uint32_t mask = bits >= 32 ? UINT32_MAX : (1u << bits) - 1u;
+	return (prng_next(prng) & mask) != 0;
+}
+
+/* WAITING -> HEAD (spinning) or WAITING -> PARKED -> HEAD (parked). */
+static bool wait_for_grant(struct cna_node *me, unsigned spin_budget)
+{
+	for (unsigned i = 0; i < spin_budget; i++) {
+		/* Acquire: pairs with the release exchange in grant(). */
+		if (atomic_load_explicit(&me->state, memory_order_acquire) == CNA_HEAD)
+			return false;
+		cpu_relax();
+	}
+
+	CNA_INJECT();
+	uint32_t state = CNA_WAITING;
+	bool parked = false;
+	/* Acquire on failure: the state is then HEAD, pairs with grant()'s exchange. */
+	if (atomic_compare_exchange_strong_explicit(&me->state, &state, CNA_PARKED,
+						    memory_order_acquire,
+						    memory_order_acquire)) {
+		parked = true;
+		state = CNA_PARKED;
+	}
+	while (state != CNA_HEAD) {
+		futex_wait_private(&me->state, CNA_PARKED);
+		/* Acquire: pairs with the release exchange in grant(). */
+		state = atomic_load_explicit(&me->state, memory_order_acquire);
+	}
+	return parked;
+}
+
+/*
+ * WAITING/PARKED -> HEAD.  The granter's last touch of succ is the wake:
+ * once the exchange is done succ may run, return and reuse its node, so a
+ * late wake can land on a node that waits for something else; every wait
+ * re-checks its state, so that wake is only spurious.
+ */
+static void grant(struct cna_node *succ)
+{
+	CNA_INJECT();
+	/* Release: publishes the secondary queue written into succ; pairs with
+	 * the acquire loads in wait_for_grant(). */
+	uint32_t old = atomic_exchange_explicit(&succ->state, CNA_HEAD,
+						memory_order_release);
+	if (old == CNA_PARKED)
+		futex_wake_private(&succ->state, 1);
+}
+
+bool cna_wait_for_head(struct cna_queue *q, struct cna_node *me,
+		       const struct cna_params *params)
+{
+	atomic_store_explicit(&me->next, NULL, memory_order_relaxed);
+	atomic_store_explicit(&me->state, CNA_WAITING, memory_order_relaxed);
+	me->numa_node = me->real_node;
+	me->sec_head = NULL;
+	me->sec_tail = NULL;
+	me->local_run_start_ns = 0;
+
+	CNA_INJECT();
+	/* tail: X -> me.  Release publishes the initialised node to the next
+	 * enqueuer, acquire sees the previous owner of the tail (pairs with
+	 * this same exchange by others and with the CAS in cna_pass_head()). */
+	struct cna_node *prev = atomic_exchange_explicit(&q->tail, me,
+							 memory_order_acq_rel);
+	if (!prev)
+		return false;           /* empty queue: head at once */
+
+	CNA_INJECT();
+	/* Release: pairs with the acquire loads of ->next in cna_pass_head(). */
+	atomic_store_explicit(&prev->next, me, memory_order_release);
+	return wait_for_grant(me, params->spin_budget);
+}
+
+/* The enqueuer that replaced us as tail has not linked itself yet. */
+static struct cna_node *wait_for_next(struct cna_node *me)
+{
+	struct cna_node *next;
+	unsigned spins = 0;
+	/* Acquire: pairs with the release store of prev->next in cna_wait_for_head(). */
+	while (!(next = atomic_load_explicit(&me->next, memory_order_acquire))) {
+		if (++spins < LINK_SPINS_BEFORE_YIELD)
+			cpu_relax();
+		else
+			sched_yield();  /* the enqueuer may be preempted */
+	}
+	return next;
+}
+
+static bool prefers(const struct cna_node *candidate, int32_t preferred_node)
+{
+	return candidate->priority || candidate->real_node == preferred_node;
+}
+
+/* The succession a head decides on, written into the successor by grant_with(). */
+struct succession {
+	struct cna_node *succ;
+	struct cna_node *sec_head, *sec_tail;
+	uint64_t local_run_start_ns;
+	int32_t preferred_node;
+};
+
+/* secondary r1..rk, primary next.. -> primary r1..rk next..; secondary empty. */
+static void flush_secondary(struct succession *s, struct cna_node *next)
+{
+	atomic_store_explicit(&s->sec_tail->next, next, memory_order_relaxed);
+	s->succ = s->sec_head;
+	s->preferred_node = s->succ->real_node;
+	s->sec_head = s->sec_tail = NULL;
+	s->local_run_start_ns = 0;
+}
+
+/*
+ * Find the first preferred waiter from next on; move the remote run before
+ * it to the secondary tail.  The primary tail is never moved: its next may
+ * be about to be written by an enqueuer.  Returns waiters moved, or -1 if
+ * no preferred waiter was found (nothing moved).
+ */
+static int order_queue(struct succession *s, struct cna_node *next)
+{
+	struct cna_node *prev = NULL, *cur = next;
+	int skipped = 0;
+
+	while (!prefers(cur, s->preferred_node)) {
+		/* Acquire: pairs with the release store in cna_wait_for_head(). */
+		struct cna_node *after = atomic_load_explicit(&cur->next,
+							      memory_order_acquire);
+		if (!after)
+			return -1;
+		prev = cur;
+		cur = after;
+		skipped++;
+	}
+	if (prev) {
+		/* primary next..prev cur.. -> primary cur..; secondary ..next..prev */
+		atomic_store_explicit(&prev->next, NULL, memory_order_relaxed);
+		if (s->sec_tail) {
+			atomic_store_explicit(&s->sec_tail->next, next,
+					      memory_order_relaxed);
+		} else {
+			s->sec_head = next;
+			s->local_run_start_ns = cna_now_ns();
+		}
+		s->sec_tail = prev;
+	}
+	s->succ = cur;
+	return skipped;
+}
+
+static void choose_successor(struct succession *s, struct cna_node *next,
+			     const struct cna_params *params, uint32_t *prng,
+			     struct cna_handoff *out)
+{
+	if (s->sec_head) {
+		if (cna_now_ns() - s->local_run_start_ns > params->threshold_ns) {
+			flush_secondary(s, next);   /* starvation avoidance */
+			out->flushed = true;
+			return;
+		}
+	} else if (probably(prng, params->shuffle_bits)) {
+		s->succ = next;                     /* shuffle reduction: keep FIFO */
+		s->preferred_node = next->real_node;
+		return;
+	}
+
+	int moved = order_queue(s, next);
+	if (moved >= 0) {
+		out->moved = (unsigned)moved;
+	} else if (s->sec_head) {
+		flush_secondary(s, next);           /* no local waiter left */
+		out->flushed = true;
+	} else {
+		s->succ = next;                     /* nobody local: preference moves */
+		s->preferred_node = next->real_node;
+	}
+}
+
+static void grant_with(const struct cna_node *me, const struct succession *s,
+		       struct cna_handoff *out)
+{
+	struct cna_node *succ = s->succ;
+	succ->sec_head = s->sec_head;
+	succ->sec_tail = s->sec_tail;
+	succ->local_run_start_ns = s->local_run_start_ns;
+	succ->numa_node = s->preferred_node;
+	out->granted = true;
+	out->local = succ->real_node == me->real_node;
+	grant(succ);
+}
+
+void cna_pass_head(struct cna_queue *q, struct cna_node *me,
+		   const struct cna_params *params, uint32_t *prng,
+		   struct cna_handoff *out)
+{
+	*out = (struct cna_handoff){ 0 };
+	struct succession s = {
+		.sec_head = me->sec_head,
+		.sec_tail = me->sec_tail,
+		.local_run_start_ns = me->local_run_start_ns,
+		.preferred_node = me->numa_node,
+	};
+
+	/* Acquire: pairs with the release store in cna_wait_for_head(). */
+	struct cna_node *next = atomic_load_explicit(&me->next, memory_order_acquire);
+	if (!next) {
+		struct cna_node *expected = me;
+		/* tail: me -> NULL, or me -> sec_tail (secondary becomes primary).
+		 * Release: pairs with the acquire exchange of the next enqueuer, who
+		 * then sees sec_tail->next == NULL before it writes it. */
+		if (s.sec_tail)
+			atomic_store_explicit(&s.sec_tail->next, NULL, memory_order_relaxed);
+		if (atomic_compare_exchange_strong_explicit(&q->tail, &expected,
+							    s.sec_tail,
+							    memory_order_release,
+							    memory_order_relaxed)) {
+			if (!s.sec_head)
+				return;
+			flush_secondary(&s, NULL);
+			out->flushed = true;
+			grant_with(me, &s, out);
+			return;
+		}
+		next = wait_for_next(me);
+	}
+
+	if (params->numa_aware) {
+		choose_successor(&s, next, params, prng, out);
+	} else {
+		s.succ = next;
+		s.preferred_node = next->real_node;
+	}
+	grant_with(me, &s, out);
+}

@@ -1,0 +1,102 @@
+/* cna/cna.h — the compact NUMA-aware queue (Dice & Kogan, arXiv 1810.05600).
+ *
+ * An MCS queue whose head alone competes for the protected resource (the
+ * caller's lock word).  When the head has won the resource it passes the
+ * headship on, preferring a waiter on its own NUMA node; the remote waiters
+ * it skips wait in a secondary queue that the head owns and hands on with
+ * the headship:
+ *
+ *   queue->tail ---------------------------------------+
+ *                                                      v
+ *   primary     [ head ] -> [ w1 ] -> [ w2 ] -> ... -> [ wn ]
+ *                  |
+ *                  | sec_head                          sec_tail
+ *                  +-----> [ r1 ] -> [ r2 ] -> ... -> [ rk ]
+ *   secondary   (remote waiters, oldest first; empty iff sec_head == NULL)
+ *
+ * The secondary queue goes back in front of the primary one when no local
+ * waiter is left, or when the local run has lasted longer than the
+ * threshold (starvation avoidance); priority waiters are never moved; while
+ * the secondary queue is empty, reordering is skipped with probability
+ * 1 - 2^-shuffle_bits (shuffle reduction).
+ *
+ * Node states (the futex word a waiter parks on):
+ *   WAITING --(waiter gives up spinning)--> PARKED
+ *   WAITING or PARKED --(predecessor grants headship)--> HEAD
+ * Only the granter moves a node to HEAD; only the owner moves it to PARKED.
+ *
+ * This module knows nothing of pthreads or of what the head competes for.
+ */
+#ifndef CNA_CNA_H
+#define CNA_CNA_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+enum cna_node_state {
+	CNA_WAITING = 0,
+	CNA_PARKED = 1,
+	CNA_HEAD = 2,
+};
+
+struct cna_node {
+	_Atomic(struct cna_node *) next;
+	_Atomic uint32_t state;        /* enum cna_node_state; futex word */
+	int32_t real_node;             /* NUMA node of the waiter, set before enqueue */
+	int32_t numa_node;             /* preferred node while head (may be inherited) */
+	bool priority;                 /* never moved to the secondary queue */
+	/* Owned by the head; written by the granter before the grant. */
+	struct cna_node *sec_head;
+	struct cna_node *sec_tail;
+	uint64_t local_run_start_ns;   /* when the secondary queue got its first node */
+} __attribute__((aligned(64)));
+
+struct cna_queue {
+	_Atomic(struct cna_node *) tail;
+};
+
+struct cna_params {
+	bool numa_aware;               /* false: plain MCS order */
+	uint64_t threshold_ns;         /* longest local run while remote waiters wait */
+	unsigned shuffle_bits;         /* 0..31 */
+	unsigned spin_budget;          /* spins before a waiter parks */
+};
+
+/* What one pass of the headship did, for the caller's statistics. */
+struct cna_handoff {
+	bool granted;                  /* a waiter became head */
+	bool local;                    /* ... on the same real node as the granter */
+	bool flushed;                  /* the secondary queue was spliced back */
+	unsigned moved;                /* waiters moved to the secondary queue */
+};
+
+/*
+ * Join the queue and return once me is its head.  The caller sets
+ * me->real_node and me->priority first.  Returns true if it parked.
+ */
+bool cna_wait_for_head(struct cna_queue *q, struct cna_node *me,
+		       const struct cna_params *params);
+
+/*
+ * Called by the head once it owns the resource: choose the successor, hand
+ * it the headship (and the secondary queue), or empty the queue.  After
+ * this returns, nobody touches *me on behalf of this queue again, so it may
+ * be reused at once.  *prng is the caller's per-thread random state.
+ */
+void cna_pass_head(struct cna_queue *q, struct cna_node *me,
+		   const struct cna_params *params, uint32_t *prng,
+		   struct cna_handoff *out);
+
+/* Monotonic clock in nanoseconds. */
+uint64_t cna_now_ns(void);
+
+/* Hook for race-window widening in debug builds; a no-op otherwise. */
+#ifdef CNA_DEBUG_YIELD
+void cna_debug_yield(void);
+#define CNA_INJECT() cna_debug_yield()
+#else
+#define CNA_INJECT() ((void)0)
+#endif
+
+#endif

@@ -1,0 +1,61 @@
+/* cna/futex.h — thin wrappers over the futex(2) system call.
+ *
+ * Shared by the queue (parking on a node) and the shim (sleeping on the
+ * mutex word).  Every wait may return early (EINTR, EAGAIN, a spurious or
+ * stale wake); callers always re-check their condition in a loop.
+ */
+#ifndef CNA_FUTEX_H
+#define CNA_FUTEX_H
+
+#include <errno.h>
+#include <linux/futex.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Wait while *word == expected.  Returns 0 or the errno of the wait. */
+static inline int futex_wait_private(_Atomic uint32_t *word, uint32_t expected)
+{
+	long rc = syscall(SYS_futex, (uint32_t *)word,
+			  FUTEX_WAIT | FUTEX_PRIVATE_FLAG, expected, NULL, NULL, 0);
+	return rc == 0 ? 0 : errno;
+}
+
+/*
+ * Wait while *word == expected, until the absolute time abstime on clock
+ * (CLOCK_REALTIME or CLOCK_MONOTONIC).  Returns 0, ETIMEDOUT, EINTR, EAGAIN
+ * or EINVAL.
+ */
+static inline int futex_wait_abs_private(_Atomic uint32_t *word, uint32_t expected,
+					 clockid_t clock, const struct timespec *abstime)
+{
+	int op = FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG;
+	if (clock == CLOCK_REALTIME)
+		op |= FUTEX_CLOCK_REALTIME;
+	long rc = syscall(SYS_futex, (uint32_t *)word, op, expected, abstime,
+			  NULL, FUTEX_BITSET_MATCH_ANY);
+	return rc == 0 ? 0 : errno;
+}
+
+/* Wake up to n waiters on word.  A wake of an address nobody waits on is harmless. */
+static inline void futex_wake_private(_Atomic uint32_t *word, int n)
+{
+	syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, n,
+		NULL, NULL, 0);
+}
+
+/* One pause in a spin loop: lets the sibling hyperthread run, saves power. */
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield" ::: "memory");
+#else
+	atomic_signal_fence(memory_order_seq_cst);
+#endif
+}
+
+#endif

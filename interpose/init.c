@@ -1,0 +1,51 @@
+/* interpose/init.c — load-time set-up, fork handling and the exit report. */
+#include <pthread.h>
+
+#include "contended.h"
+#include "queue_table.h"
+#include "real.h"
+#include "stats.h"
+#include "thread.h"
+#include "topology.h"
+#include "tunables.h"
+
+static struct tunables settings;
+
+static bool numa_aware(enum numa_mode mode)
+{
+	switch (mode) {
+	case NUMA_ON:
+		return true;
+	case NUMA_OFF:
+		return false;
+	case NUMA_AUTO:
+		break;
+	}
+	return topology_nodes() >= 2;
+}
+
+/* Only the forking thread exists in the child: no other waiter does. */
+static void after_fork_in_child(void)
+{
+	queue_table_reset_after_fork();
+	thread_reset_after_fork();
+	stats_reset_after_fork();
+}
+
+__attribute__((constructor)) static void cnamutex_load(void)
+{
+	real_resolve_all();
+	tunables_load(&settings);
+	topology_load();
+	cnamutex_params.numa_aware = numa_aware(settings.numa);
+	cnamutex_params.threshold_ns = (uint64_t)settings.threshold_ms * 1000000u;
+	cnamutex_params.shuffle_bits = settings.shuffle_bits;
+	cnamutex_params.spin_budget = settings.spin;
+	stats_init(settings.stats);
+	pthread_atfork(NULL, NULL, after_fork_in_child);
+}
+
+__attribute__((destructor)) static void cnamutex_unload(void)
+{
+	stats_report();
+}

@@ -1,0 +1,98 @@
+/* interpose/queue_table.c — see queue_table.h for the record protocol. */
+#include "queue_table.h"
+
+#include <stdbool.h>
+#include <string.h>
+
+#define USERS_BITS 16
+#define USERS_MASK ((UINT64_C(1) << USERS_BITS) - 1)
+#define CLAIM_ROUNDS 4
+
+_Static_assert((QUEUE_TABLE_RECORDS & (QUEUE_TABLE_RECORDS - 1)) == 0,
+	       "record count is a power of two");
+_Static_assert(sizeof(struct queue_record) == 64, "one record per cache line");
+
+static struct queue_record table[QUEUE_TABLE_RECORDS];
+
+static unsigned hash_address(uintptr_t address)
+{
+	uint64_t h = (uint64_t)address >> 3;
+	h ^= h >> 33;
+	h *= UINT64_C(0xff51afd7ed558ccd);
+	h ^= h >> 33;
+	return (unsigned)h;
+}
+
+/* users n -> n+1 on a record that holds key.  Acquire: pairs with the
+ * release in queue_table_release(), so the last user's queue writes are seen. */
+static bool join(struct queue_record *r, uint64_t seen)
+{
+	while (true) {
+		if ((seen & ~USERS_MASK) == 0 || (seen & USERS_MASK) == USERS_MASK)
+			return false;
+		if (atomic_compare_exchange_weak_explicit(&r->key_users, &seen, seen + 1,
+							  memory_order_acquire,
+							  memory_order_relaxed))
+			return true;
+		if ((seen & ~USERS_MASK) == 0)
+			return false;
+	}
+}
+
+struct queue_record *queue_table_acquire(const void *mutex)
+{
+	uintptr_t address = (uintptr_t)mutex;
+	if (address >> (64 - USERS_BITS))
+		return NULL;            /* not representable: wait on the word */
+	uint64_t key = (uint64_t)address << USERS_BITS;
+	unsigned start = hash_address(address);
+
+	for (int round = 0; round < CLAIM_ROUNDS; round++) {
+		struct queue_record *empty = NULL;
+		for (unsigned i = 0; i < QUEUE_TABLE_PROBES; i++) {
+			struct queue_record *r = &table[(start + i) & (QUEUE_TABLE_RECORDS - 1)];
+			uint64_t seen = atomic_load_explicit(&r->key_users, memory_order_relaxed);
+			if ((seen & ~USERS_MASK) == key) {
+				if (join(r, seen))
+					return r;
+				seen = atomic_load_explicit(&r->key_users, memory_order_relaxed);
+			}
+			if (seen == 0 && !empty)
+				empty = r;
+		}
+		if (!empty)
+			return NULL;
+		/* free -> key with one user.  Acquire: as in join(). */
+		uint64_t expected = 0;
+		if (atomic_compare_exchange_strong_explicit(&empty->key_users, &expected,
+							    key | 1, memory_order_acquire,
+							    memory_order_relaxed))
+			return empty;
+	}
+	return NULL;
+}
+
+void queue_table_release(struct queue_record *r)
+{
+	uint64_t seen = atomic_load_explicit(&r->key_users, memory_order_relaxed);
+	uint64_t next;
+	do {
+		next = (seen & USERS_MASK) == 1 ? 0 : seen - 1;
+		/* Release: our queue writes happen before the next user's join. */
+	} while (!atomic_compare_exchange_weak_explicit(&r->key_users, &seen, next,
+							memory_order_release,
+							memory_order_relaxed));
+}
+
+unsigned queue_table_in_use(void)
+{
+	unsigned n = 0;
+	for (unsigned i = 0; i < QUEUE_TABLE_RECORDS; i++)
+		n += atomic_load_explicit(&table[i].key_users, memory_order_relaxed) != 0;
+	return n;
+}
+
+void queue_table_reset_after_fork(void)
+{
+	memset(table, 0, sizeof table);
+}

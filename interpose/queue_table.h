@@ -1,0 +1,38 @@
+/* interpose/queue_table.h — mutex address -> CNA queue, bounded and lock-free.
+ *
+ * A fixed array of records, each on its own cache line.  A record's one
+ * atomic word holds the mutex address (high 48 bits) and the number of
+ * threads using its queue (low 16 bits); the address is reset to 0 when the
+ * last user leaves, and by then the queue is empty, so a record is recycled
+ * without any guard.  Lookup probes a short run of records from the
+ * address's hash, exact-address match only: two mutexes never share a
+ * queue.  When the run is full the caller waits on the mutex word instead;
+ * exclusion never depends on the table.
+ */
+#ifndef INTERPOSE_QUEUE_TABLE_H
+#define INTERPOSE_QUEUE_TABLE_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "../cna/cna.h"
+
+#define QUEUE_TABLE_RECORDS 4096u
+#define QUEUE_TABLE_PROBES 16u
+
+struct queue_record {
+	_Atomic uint64_t key_users;
+	struct cna_queue queue;
+} __attribute__((aligned(64)));
+
+/* The record for mutex, counted as used by the caller; NULL if none free. */
+struct queue_record *queue_table_acquire(const void *mutex);
+void queue_table_release(struct queue_record *record);
+
+/* Records in use now (for tests and the memory report). */
+unsigned queue_table_in_use(void);
+
+/* In the child after fork(): the parent's waiters do not exist here. */
+void queue_table_reset_after_fork(void);
+
+#endif

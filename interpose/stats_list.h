@@ -1,0 +1,15 @@
+/* interpose/stats_list.h — every counter the shim keeps, one line each.
+ * STAT(name, how): how is SUM (added up over threads) or MAX.
+ * Included with STAT defined by the user of the list.
+ */
+STAT(acquisitions_fast, SUM)  /* lock/trylock/timedlock won on the first CAS */
+STAT(acquisitions_slow, SUM)  /* acquisitions that went through the queue */
+STAT(acquisitions_timed, SUM) /* timed acquisitions that waited on the word */
+STAT(queue_fallbacks, SUM)    /* contended acquisitions with no queue record free */
+STAT(handoffs_local, SUM)     /* headship passed to a waiter on the granter's node */
+STAT(handoffs_remote, SUM)    /* headship passed to a waiter on another node */
+STAT(secondary_moves, SUM)    /* waiters moved to the secondary queue */
+STAT(flushes, SUM)            /* secondary queue spliced back in front */
+STAT(parks, SUM)              /* futex sleeps of queued waiters and heads */
+STAT(wait_total_ns, SUM)      /* time from slow-path entry to acquisition */
+STAT(wait_max_ns, MAX)        /* longest such wait */

@@ -1,0 +1,52 @@
+/* interpose/thread.h — the calling thread's state: queue node, tid, counters. */
+#ifndef INTERPOSE_THREAD_H
+#define INTERPOSE_THREAD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "../cna/cna.h"
+#include "stats.h"
+
+struct cnamutex_thread {
+	struct cna_node node;      /* our place in a queue; one queue at a time */
+	pid_t tid;                 /* cached gettid(), 0 until first use */
+	uint32_t prng;             /* shuffle-reduction random state */
+	unsigned index;            /* order of first contended acquisition */
+	bool index_assigned;
+	unsigned sched_epoch_seen; /* see thread_is_priority() */
+	bool priority;
+	bool stats_registered;
+	struct stats_block stats;
+};
+
+extern __thread struct cnamutex_thread cnamutex_self
+	__attribute__((tls_model("initial-exec")));
+
+static inline struct cnamutex_thread *thread_self(void)
+{
+	return &cnamutex_self;
+}
+
+pid_t thread_fetch_tid(void);
+
+/* Kernel tid of the caller, as glibc keeps it in __owner. */
+static inline pid_t thread_tid(void)
+{
+	pid_t tid = cnamutex_self.tid;
+	if (__builtin_expect(tid == 0, 0))
+		tid = thread_fetch_tid();
+	return tid;
+}
+
+/* Fill in the node fields a waiter sets before it enqueues. */
+void thread_prepare_node(struct cnamutex_thread *self);
+
+/* A scheduling policy may have changed somewhere: re-check priority. */
+void thread_sched_changed(void);
+
+/* In the child after fork(): forget the parent's tid. */
+void thread_reset_after_fork(void);
+
+#endif

@@ -1,0 +1,108 @@
+/* interpose/tunables.c — parse and validate CNAMUTEX_* variables. */
+#include "tunables.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+bool tunable_parse_uint(const char *text, unsigned min, unsigned max,
+			unsigned *out, const char **reason)
+{
+	if (!*text) {
+		*reason = "empty value";
+		return false;
+	}
+	unsigned long long value = 0;
+	for (const char *p = text; *p; p++) {
+		if (*p < '0' || *p > '9') {
+			*reason = "not a decimal number";
+			return false;
+		}
+		value = value * 10 + (unsigned)(*p - '0');
+		if (value > max) {
+			*reason = "out of range";
+			return false;
+		}
+	}
+	if (value < min) {
+		*reason = "out of range";
+		return false;
+	}
+	*out = (unsigned)value;
+	return true;
+}
+
+void tunable_complain(const char *name, const char *value, const char *reason,
+		      const char *fallback)
+{
+	char line[512];
+	int n = snprintf(line, sizeof line, "cnamutex: ignoring %s=%.200s: %s; using %s\n",
+			 name, value, reason, fallback);
+	if (n > 0) {
+		size_t len = (size_t)n < sizeof line ? (size_t)n : sizeof line - 1;
+		if (line[len - 1] != '\n')
+			line[len - 1] = '\n';
+		ssize_t ignored = write(STDERR_FILENO, line, len);
+		(void)ignored;
+	}
+}
+
+static void load_uint(const char *name, unsigned min, unsigned max,
+		      unsigned fallback, unsigned *out)
+{
+	*out = fallback;
+	const char *text = getenv(name);
+	if (!text)
+		return;
+	const char *reason;
+	unsigned value;
+	if (tunable_parse_uint(text, min, max, &value, &reason)) {
+		*out = value;
+		return;
+	}
+	char why[96], def[24];
+	snprintf(why, sizeof why, "%s (expected %u..%u)", reason, min, max);
+	snprintf(def, sizeof def, "%u", fallback);
+	tunable_complain(name, text, why, def);
+}
+
+static void load_numa(enum numa_mode *out)
+{
+	*out = NUMA_AUTO;
+	const char *text = getenv("CNAMUTEX_NUMA");
+	if (!text)
+		return;
+	if (!strcmp(text, "auto"))
+		*out = NUMA_AUTO;
+	else if (!strcmp(text, "on"))
+		*out = NUMA_ON;
+	else if (!strcmp(text, "off"))
+		*out = NUMA_OFF;
+	else
+		tunable_complain("CNAMUTEX_NUMA", text,
+				 *text ? "expected auto, on or off" : "empty value", "auto");
+}
+
+static void load_flag(const char *name, bool *out)
+{
+	*out = false;
+	const char *text = getenv(name);
+	if (!text)
+		return;
+	if (!strcmp(text, "1"))
+		*out = true;
+	else if (strcmp(text, "0") != 0)
+		tunable_complain(name, text, *text ? "expected 0 or 1" : "empty value", "0");
+}
+
+void tunables_load(struct tunables *t)
+{
+	load_numa(&t->numa);
+	load_uint("CNAMUTEX_THRESHOLD_MS", 1, 100, TUNABLE_THRESHOLD_MS_DEFAULT,
+		  &t->threshold_ms);
+	load_uint("CNAMUTEX_SHUFFLE_BITS", 0, 31, TUNABLE_SHUFFLE_BITS_DEFAULT,
+		  &t->shuffle_bits);
+	load_uint("CNAMUTEX_SPIN", 0, TUNABLE_SPIN_MAX, TUNABLE_SPIN_DEFAULT, &t->spin);
+	load_flag("CNAMUTEX_STATS", &t->stats);
+}

@@ -1,0 +1,37 @@
+/* interpose/tunables.h — settings from the environment, read once at load. */
+#ifndef INTERPOSE_TUNABLES_H
+#define INTERPOSE_TUNABLES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+enum numa_mode { NUMA_AUTO, NUMA_ON, NUMA_OFF };
+
+struct tunables {
+	enum numa_mode numa;
+	unsigned threshold_ms;    /* CNAMUTEX_THRESHOLD_MS, 1..100 */
+	unsigned shuffle_bits;    /* CNAMUTEX_SHUFFLE_BITS, 0..31 */
+	unsigned spin;            /* CNAMUTEX_SPIN, spin rounds before parking */
+	bool stats;               /* CNAMUTEX_STATS */
+};
+
+#define TUNABLE_THRESHOLD_MS_DEFAULT 10u
+#define TUNABLE_SHUFFLE_BITS_DEFAULT 7u
+#define TUNABLE_SPIN_DEFAULT 2000u
+#define TUNABLE_SPIN_MAX 100000000u
+
+/*
+ * Parse a decimal number in [min, max]: digits only, no sign, no blanks.
+ * On failure returns false and sets *reason to a short phrase.
+ */
+bool tunable_parse_uint(const char *text, unsigned min, unsigned max,
+			unsigned *out, const char **reason);
+
+/* One line on stderr: "cnamutex: ignoring NAME=VALUE: reason; using DEFAULT". */
+void tunable_complain(const char *name, const char *value, const char *reason,
+		      const char *fallback);
+
+/* Read every CNAMUTEX_* variable except the topology (see topology.h). */
+void tunables_load(struct tunables *t);
+
+#endif

@@ -1,0 +1,56 @@
+/* interpose/word.c — waiting on glibc's mutex word (protocol in glibc_mutex.h). */
+#include "word.h"
+
+#include <errno.h>
+
+#include "../cna/cna.h"
+
+void word_lock_sleeping(_Atomic uint32_t *word)
+{
+	/* x -> 2.  Acquire: pairs with the release exchange in word_unlock()
+	 * (or glibc's own unlock, which does the same). */
+	while (atomic_exchange_explicit(word, WORD_HELD_SLEEPERS,
+					memory_order_acquire) != WORD_FREE)
+		futex_wait_private(word, WORD_HELD_SLEEPERS);
+}
+
+bool word_lock_as_head(_Atomic uint32_t *word, unsigned spin_budget)
+{
+	for (unsigned i = 0; i < spin_budget; i++) {
+		if (atomic_load_explicit(word, memory_order_relaxed) == WORD_FREE &&
+		    word_try_lock(word))
+			return false;
+		cpu_relax();
+	}
+	CNA_INJECT();
+	word_lock_sleeping(word);
+	return true;
+}
+
+static bool valid_timespec(const struct timespec *ts)
+{
+	return ts->tv_nsec >= 0 && ts->tv_nsec < 1000000000L;
+}
+
+int word_lock_until(_Atomic uint32_t *word, clockid_t clock,
+		    const struct timespec *abstime, unsigned spin_budget)
+{
+	for (unsigned i = 0; i < spin_budget; i++) {
+		if (atomic_load_explicit(word, memory_order_relaxed) == WORD_FREE &&
+		    word_try_lock(word))
+			return 0;
+		cpu_relax();
+	}
+	if (!valid_timespec(abstime))
+		return EINVAL;
+	if (abstime->tv_sec < 0)
+		return ETIMEDOUT;
+	/* x -> 2.  Acquire: pairs with the release exchange in word_unlock(). */
+	while (atomic_exchange_explicit(word, WORD_HELD_SLEEPERS,
+					memory_order_acquire) != WORD_FREE) {
+		int err = futex_wait_abs_private(word, WORD_HELD_SLEEPERS, clock, abstime);
+		if (err == ETIMEDOUT || err == EINVAL)
+			return err;
+	}
+	return 0;
+}
