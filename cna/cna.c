@@ -82,8 +82,7 @@ static void grant(struct cna_node *succ)
 		futex_wake_private(&succ->state, 1);
 }
 
-bool cna_wait_for_head(struct cna_queue *q, struct cna_node *me,
-		       const struct cna_params *params)
+bool cna_enqueue(struct cna_queue *q, struct cna_node *me)
 {
 	atomic_store_explicit(&me->next, NULL, memory_order_relaxed);
 	atomic_store_explicit(&me->state, CNA_WAITING, memory_order_relaxed);
@@ -99,11 +98,24 @@ bool cna_wait_for_head(struct cna_queue *q, struct cna_node *me,
 	struct cna_node *prev = atomic_exchange_explicit(&q->tail, me,
 							 memory_order_acq_rel);
 	if (!prev)
-		return false;           /* empty queue: head at once */
+		return true;            /* empty queue: head at once */
 
 	CNA_INJECT();
 	/* Release: pairs with the acquire loads of ->next in cna_pass_head(). */
 	atomic_store_explicit(&prev->next, me, memory_order_release);
+	return false;
+}
+
+bool cna_wait_granted(struct cna_node *me, const struct cna_params *params)
+{
+	return wait_for_grant(me, params->spin_budget);
+}
+
+bool cna_wait_for_head(struct cna_queue *q, struct cna_node *me,
+		       const struct cna_params *params)
+{
+	if (cna_enqueue(q, me))
+		return false;
 	return wait_for_grant(me, params->spin_budget);
 }
 

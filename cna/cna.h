@@ -78,6 +78,12 @@ struct cna_handoff {
 bool cna_wait_for_head(struct cna_queue *q, struct cna_node *me,
 		       const struct cna_params *params);
 
+/* The two halves of cna_wait_for_head(), for callers that must not block
+ * (unit tests, the simulator): cna_enqueue() returns true if me is head at
+ * once; otherwise cna_wait_granted() waits for the grant. */
+bool cna_enqueue(struct cna_queue *q, struct cna_node *me);
+bool cna_wait_granted(struct cna_node *me, const struct cna_params *params);
+
 /*
  * Called by the head once it owns the resource: choose the successor, hand
  * it the headship (and the secondary queue), or empty the queue.  After
