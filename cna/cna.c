@@ -159,7 +159,7 @@ static void flush_secondary(struct succession *s, struct cna_node *next)
 
 /*
  * Find the first preferred waiter from next on; move the remote run before
- * it to the secondary tail.  The primary tail is never moved: its next may
+ * it to the secondary tail (the waiter then inherits the preference).  The primary tail is never moved: its next may
  * be about to be written by an enqueuer.  Returns waiters moved, or -1 if
  * no preferred waiter was found (nothing moved).
  */
@@ -213,13 +213,17 @@ static void choose_successor(struct succession *s, struct cna_node *next,
 	int moved = order_queue(s, next);
 	if (moved >= 0) {
 		out->moved = (unsigned)moved;
-	} else if (s->sec_head) {
-		flush_secondary(s, next);           /* no local waiter left */
-		out->flushed = true;
-	} else {
-		s->succ = next;                     /* nobody local: preference moves */
-		s->preferred_node = next->real_node;
+		return;
 	}
+	/*
+	 * No preferred waiter in the primary queue now.  Rather than give up
+	 * the preference (and the secondary queue, which would drop us back
+	 * into shuffle reduction), hand to the next waiter as a stand-in that
+	 * keeps filtering for the preferred node, as the kernel's CNA does.
+	 * The secondary queue comes back when the primary queue empties or
+	 * the threshold passes.
+	 */
+	s->succ = next;
 }
 
 static void grant_with(const struct cna_node *me, const struct succession *s,

@@ -3,6 +3,7 @@
  * Included with STAT defined by the user of the list.
  */
 STAT(acquisitions_fast, SUM)  /* lock/trylock/timedlock won on the first CAS */
+STAT(acquisitions_spun, SUM)  /* contended, won by spinning before queueing */
 STAT(acquisitions_slow, SUM)  /* acquisitions that went through the queue */
 STAT(acquisitions_timed, SUM) /* timed acquisitions that waited on the word */
 STAT(queue_fallbacks, SUM)    /* contended acquisitions with no queue record free */

@@ -14,14 +14,21 @@ void word_lock_sleeping(_Atomic uint32_t *word)
 		futex_wait_private(word, WORD_HELD_SLEEPERS);
 }
 
-bool word_lock_as_head(_Atomic uint32_t *word, unsigned spin_budget)
+bool word_spin_lock(_Atomic uint32_t *word, unsigned spin_budget)
 {
 	for (unsigned i = 0; i < spin_budget; i++) {
 		if (atomic_load_explicit(word, memory_order_relaxed) == WORD_FREE &&
 		    word_try_lock(word))
-			return false;
+			return true;
 		cpu_relax();
 	}
+	return false;
+}
+
+bool word_lock_as_head(_Atomic uint32_t *word, unsigned spin_budget)
+{
+	if (word_spin_lock(word, spin_budget))
+		return false;
 	CNA_INJECT();
 	word_lock_sleeping(word);
 	return true;
@@ -35,12 +42,8 @@ static bool valid_timespec(const struct timespec *ts)
 int word_lock_until(_Atomic uint32_t *word, clockid_t clock,
 		    const struct timespec *abstime, unsigned spin_budget)
 {
-	for (unsigned i = 0; i < spin_budget; i++) {
-		if (atomic_load_explicit(word, memory_order_relaxed) == WORD_FREE &&
-		    word_try_lock(word))
-			return 0;
-		cpu_relax();
-	}
+	if (word_spin_lock(word, spin_budget))
+		return 0;
 	if (!valid_timespec(abstime))
 		return EINVAL;
 	if (abstime->tv_sec < 0)

@@ -17,6 +17,9 @@
  */
 bool word_lock_as_head(_Atomic uint32_t *word, unsigned spin_budget);
 
+/* Test-and-test-and-set for up to spin_budget rounds; true if acquired. */
+bool word_spin_lock(_Atomic uint32_t *word, unsigned spin_budget);
+
 /* glibc's own contended wait: x -> 2 until the old value was 0. */
 void word_lock_sleeping(_Atomic uint32_t *word);
 
