@@ -19,6 +19,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/single_threaded.h>
 
 /* glibc's internal __kind bits (nptl/pthreadP.h), stable ABI since 2.x. */
 enum {
@@ -83,6 +84,23 @@ static inline int word_try_lock(_Atomic uint32_t *word)
 	return atomic_compare_exchange_strong_explicit(word, &expected, WORD_HELD,
 						       memory_order_acquire,
 						       memory_order_relaxed);
+}
+
+/*
+ * The uncontended acquisition, as glibc does it: while the process has a
+ * single thread (glibc's __libc_single_threaded, never set back once a
+ * thread was created) nobody can race us, so plain accesses do; otherwise
+ * the CAS.
+ */
+static inline int word_lock_uncontended(_Atomic uint32_t *word)
+{
+	if (__libc_single_threaded) {
+		if (atomic_load_explicit(word, memory_order_relaxed) != WORD_FREE)
+			return 0;
+		atomic_store_explicit(word, WORD_HELD, memory_order_relaxed);
+		return 1;
+	}
+	return word_try_lock(word);
 }
 
 #endif

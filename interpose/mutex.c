@@ -53,22 +53,53 @@ static inline void count_fast(void)
 		stats_add(&stats_self()->acquisitions_fast, 1);
 }
 
-int cnamutex_lock(pthread_mutex_t *m)
+/* Any kind but NORMAL: pass-through kinds, and the owner checks. */
+__attribute__((noinline)) static int lock_other_kind(pthread_mutex_t *m, int kind)
 {
-	int kind = mutex_kind(m);
-	if (__builtin_expect(!glibc_kind_is_queueable(kind), 0))
+	if (!glibc_kind_is_queueable(kind))
 		return real()->mutex_lock(m);
 	int type = kind & GLIBC_KIND_TYPE_MASK;
 	pid_t tid = thread_tid();
 	if (checks_owner(type) && mutex_owner(m) == tid)
 		return relock_by_owner(m, type);
 
-	if (__builtin_expect(word_try_lock(mutex_word(m)), 1))
+	if (word_lock_uncontended(mutex_word(m)))
 		count_fast();
 	else
 		contended_lock(m);
 	become_owner(m, type, tid);
 	return 0;
+}
+
+/* NORMAL, when the fast path below does not apply: first use by this
+ * thread, statistics on, or the word taken. */
+__attribute__((noinline)) static int lock_normal_slow(pthread_mutex_t *m)
+{
+	if (word_lock_uncontended(mutex_word(m)))
+		count_fast();
+	else
+		contended_lock(m);
+	mutex_set_owner(m, thread_tid());
+	m->__data.__nusers++;
+	return 0;
+}
+
+int cnamutex_lock(pthread_mutex_t *m)
+{
+	int kind = mutex_kind(m);
+	if (__builtin_expect(kind != PTHREAD_MUTEX_NORMAL, 0))
+		return lock_other_kind(m, kind);
+
+	/* The common case, NORMAL/DEFAULT: glibc's fast path and no call, so
+	 * the compiler saves no registers on it. */
+	pid_t tid = cnamutex_self.tid;
+	if (__builtin_expect(tid != 0 && !stats_enabled &&
+			     word_lock_uncontended(mutex_word(m)), 1)) {
+		mutex_set_owner(m, tid);
+		m->__data.__nusers++;
+		return 0;
+	}
+	return lock_normal_slow(m);
 }
 
 int cnamutex_trylock(pthread_mutex_t *m)
@@ -81,7 +112,7 @@ int cnamutex_trylock(pthread_mutex_t *m)
 	/* glibc: only RECURSIVE counts; ERRORCHECK relock by the owner is EBUSY. */
 	if (type == PTHREAD_MUTEX_RECURSIVE_NP && mutex_owner(m) == tid)
 		return relock_by_owner(m, type);
-	if (!word_try_lock(mutex_word(m)))
+	if (!word_lock_uncontended(mutex_word(m)))
 		return EBUSY;
 	count_fast();
 	become_owner(m, type, tid);
@@ -100,7 +131,7 @@ int cnamutex_clocklock(pthread_mutex_t *m, clockid_t clock, const struct timespe
 	if (checks_owner(type) && mutex_owner(m) == tid)
 		return relock_by_owner(m, type);
 
-	if (word_try_lock(mutex_word(m))) {
+	if (word_lock_uncontended(mutex_word(m))) {
 		count_fast();
 	} else {
 		int err = contended_lock_until(m, clock, abstime);
@@ -111,10 +142,17 @@ int cnamutex_clocklock(pthread_mutex_t *m, clockid_t clock, const struct timespe
 	return 0;
 }
 
-int cnamutex_unlock(pthread_mutex_t *m)
+static inline __attribute__((always_inline)) void release(pthread_mutex_t *m)
 {
-	int kind = mutex_kind(m);
-	if (__builtin_expect(!glibc_kind_is_queueable(kind), 0))
+	mutex_set_owner(m, 0);
+	m->__data.__nusers--;
+	word_unlock(mutex_word(m));
+}
+
+/* Any kind but NORMAL: pass-through kinds, and the owner checks. */
+__attribute__((noinline)) static int unlock_other_kind(pthread_mutex_t *m, int kind)
+{
+	if (!glibc_kind_is_queueable(kind))
 		return real()->mutex_unlock(m);
 	int type = kind & GLIBC_KIND_TYPE_MASK;
 	if (type == PTHREAD_MUTEX_RECURSIVE_NP) {
@@ -127,21 +165,23 @@ int cnamutex_unlock(pthread_mutex_t *m)
 		    atomic_load_explicit(mutex_word(m), memory_order_relaxed) == WORD_FREE)
 			return EPERM;
 	}
-	mutex_set_owner(m, 0);
-	m->__data.__nusers--;
-	word_unlock(mutex_word(m));
+	release(m);
 	return 0;
 }
 
-EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
+int cnamutex_unlock(pthread_mutex_t *m)
 {
-	return cnamutex_lock(m);
+	int kind = mutex_kind(m);
+	if (__builtin_expect(kind != PTHREAD_MUTEX_NORMAL, 0))
+		return unlock_other_kind(m, kind);
+	release(m);
+	return 0;
 }
 
-EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
-{
-	return cnamutex_trylock(m);
-}
+/* Aliases, not wrappers: the fast path is one function with no extra jump. */
+EXPORT int pthread_mutex_lock(pthread_mutex_t *m) __attribute__((alias("cnamutex_lock")));
+EXPORT int pthread_mutex_trylock(pthread_mutex_t *m) __attribute__((alias("cnamutex_trylock")));
+EXPORT int pthread_mutex_unlock(pthread_mutex_t *m) __attribute__((alias("cnamutex_unlock")));
 
 EXPORT int pthread_mutex_timedlock(pthread_mutex_t *restrict m,
 				   const struct timespec *restrict abstime)
@@ -156,11 +196,6 @@ EXPORT int pthread_mutex_clocklock(pthread_mutex_t *restrict m, clockid_t clock,
 				   const struct timespec *restrict abstime)
 {
 	return cnamutex_clocklock(m, clock, abstime);
-}
-
-EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
-{
-	return cnamutex_unlock(m);
 }
 
 /* Pass-through: glibc initialises and checks the fields we keep its way. */

@@ -34,8 +34,15 @@ int word_lock_until(_Atomic uint32_t *word, clockid_t clock,
 /* x -> 0; wake one sleeper if x was 2. */
 static inline void word_unlock(_Atomic uint32_t *word)
 {
-	/* Release: pairs with the acquire CAS/exchange of the next locker. */
-	uint32_t old = atomic_exchange_explicit(word, WORD_FREE, memory_order_release);
+	uint32_t old;
+	if (__libc_single_threaded) {
+		/* No other thread: plain accesses, as glibc does. */
+		old = atomic_load_explicit(word, memory_order_relaxed);
+		atomic_store_explicit(word, WORD_FREE, memory_order_relaxed);
+	} else {
+		/* Release: pairs with the acquire CAS/exchange of the next locker. */
+		old = atomic_exchange_explicit(word, WORD_FREE, memory_order_release);
+	}
 	if (__builtin_expect(old > WORD_HELD, 0))
 		futex_wake_private(word, 1);
 }
