@@ -32,6 +32,7 @@
 
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 enum cna_node_state {
@@ -93,6 +94,12 @@ bool cna_wait_granted(struct cna_node *me, const struct cna_params *params);
 void cna_pass_head(struct cna_queue *q, struct cna_node *me,
 		   const struct cna_params *params, uint32_t *prng,
 		   struct cna_handoff *out);
+
+/* Nobody is queued (a hint: it may change at once). */
+static inline bool cna_queue_is_idle(struct cna_queue *q)
+{
+	return atomic_load_explicit(&q->tail, memory_order_relaxed) == NULL;
+}
 
 /* Monotonic clock in nanoseconds. */
 uint64_t cna_now_ns(void);
