@@ -147,14 +147,20 @@ struct succession {
 	int32_t preferred_node;
 };
 
-/* secondary r1..rk, primary next.. -> primary r1..rk next..; secondary empty. */
-static void flush_secondary(struct succession *s, struct cna_node *next)
+/* The oldest remote waiter becomes the successor; its node the preferred one. */
+static void promote_secondary(struct succession *s)
 {
-	atomic_store_explicit(&s->sec_tail->next, next, memory_order_relaxed);
 	s->succ = s->sec_head;
 	s->preferred_node = s->succ->real_node;
 	s->sec_head = s->sec_tail = NULL;
 	s->local_run_start_ns = 0;
+}
+
+/* secondary r1..rk, primary next.. -> primary r1..rk next..; secondary empty. */
+static void flush_secondary(struct succession *s, struct cna_node *next)
+{
+	atomic_store_explicit(&s->sec_tail->next, next, memory_order_relaxed);
+	promote_secondary(s);
 }
 
 /*
@@ -266,7 +272,9 @@ void cna_pass_head(struct cna_queue *q, struct cna_node *me,
 							    memory_order_relaxed)) {
 			if (!s.sec_head)
 				return;
-			flush_secondary(&s, NULL);
+			/* sec_tail is the primary tail now: an enqueuer may be
+			 * writing its next already, so leave it alone. */
+			promote_secondary(&s);
 			out->flushed = true;
 			grant_with(me, &s, out);
 			return;
