@@ -9,6 +9,7 @@
 #include "contended.h"
 
 #include "glibc_mutex.h"
+#include "profile.h"
 #include "queue_table.h"
 #include "stats.h"
 #include "thread.h"
@@ -51,13 +52,14 @@ void contended_lock(pthread_mutex_t *m)
 {
 	struct cnamutex_thread *self = thread_self();
 	_Atomic uint32_t *word = mutex_word(m);
-	uint64_t start_ns = stats_enabled ? cna_now_ns() : 0;
+	uint64_t start_ns = instrument_enabled ? cna_now_ns() : 0;
 
 	/* Most contention is a holder about to leave: spin a little on the
 	 * word before paying for the queue (like qspinlock's pending waiter). */
 	if (word_spin_lock(word, pre_queue_spin_budget())) {
 		if (stats_enabled)
 			stats_add(&stats_self()->acquisitions_spun, 1);
+		profile_contended(m, start_ns, NULL);
 		return;
 	}
 
@@ -69,6 +71,7 @@ void contended_lock(pthread_mutex_t *m)
 			stats_add(&s->queue_fallbacks, 1);
 			count_wait(s, start_ns);
 		}
+		profile_contended(m, start_ns, NULL);
 		return;
 	}
 
@@ -92,12 +95,13 @@ void contended_lock(pthread_mutex_t *m)
 		count_handoff(s, &handoff);
 		count_wait(s, start_ns);
 	}
+	profile_contended(m, start_ns, &handoff);
 }
 
 int contended_lock_until(pthread_mutex_t *m, clockid_t clock,
 			 const struct timespec *abstime)
 {
-	uint64_t start_ns = stats_enabled ? cna_now_ns() : 0;
+	uint64_t start_ns = instrument_enabled ? cna_now_ns() : 0;
 	int err = word_lock_until(mutex_word(m), clock, abstime,
 				  cnamutex_params.spin_budget);
 	if (stats_enabled && err == 0) {
@@ -105,5 +109,7 @@ int contended_lock_until(pthread_mutex_t *m, clockid_t clock,
 		stats_add(&s->acquisitions_timed, 1);
 		count_wait(s, start_ns);
 	}
+	if (err == 0)
+		profile_contended(m, start_ns, NULL);
 	return err;
 }

@@ -3,6 +3,7 @@
 
 #include "contended.h"
 #include "queue_table.h"
+#include "profile.h"
 #include "real.h"
 #include "stats.h"
 #include "thread.h"
@@ -30,6 +31,7 @@ static void after_fork_in_child(void)
 	queue_table_reset_after_fork();
 	thread_reset_after_fork();
 	stats_reset_after_fork();
+	profile_reset_after_fork();
 }
 
 __attribute__((constructor)) static void cnamutex_load(void)
@@ -42,10 +44,12 @@ __attribute__((constructor)) static void cnamutex_load(void)
 	cnamutex_params.shuffle_bits = settings.shuffle_bits;
 	cnamutex_params.spin_budget = settings.spin;
 	stats_init(settings.stats);
+	profile_init(settings.profile);
 	pthread_atfork(NULL, NULL, after_fork_in_child);
 }
 
 __attribute__((destructor)) static void cnamutex_unload(void)
 {
 	stats_report();
+	profile_report();
 }

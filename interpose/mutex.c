@@ -13,6 +13,7 @@
 
 #include "contended.h"
 #include "glibc_mutex.h"
+#include "profile.h"
 #include "real.h"
 #include "stats.h"
 #include "thread.h"
@@ -47,10 +48,10 @@ static inline void become_owner(pthread_mutex_t *m, int type, pid_t tid)
 	m->__data.__nusers++;
 }
 
-static inline void count_fast(void)
+static inline void count_fast(const pthread_mutex_t *m)
 {
-	if (__builtin_expect(stats_enabled, 0))
-		stats_add(&stats_self()->acquisitions_fast, 1);
+	if (__builtin_expect(instrument_enabled, 0))
+		instrument_fast_acquisition(m);
 }
 
 /* Any kind but NORMAL: pass-through kinds, and the owner checks. */
@@ -64,7 +65,7 @@ __attribute__((noinline)) static int lock_other_kind(pthread_mutex_t *m, int kin
 		return relock_by_owner(m, type);
 
 	if (word_lock_uncontended(mutex_word(m)))
-		count_fast();
+		count_fast(m);
 	else
 		contended_lock(m);
 	become_owner(m, type, tid);
@@ -76,7 +77,7 @@ __attribute__((noinline)) static int lock_other_kind(pthread_mutex_t *m, int kin
 __attribute__((noinline)) static int lock_normal_slow(pthread_mutex_t *m)
 {
 	if (word_lock_uncontended(mutex_word(m)))
-		count_fast();
+		count_fast(m);
 	else
 		contended_lock(m);
 	mutex_set_owner(m, thread_tid());
@@ -93,7 +94,7 @@ int cnamutex_lock(pthread_mutex_t *m)
 	/* The common case, NORMAL/DEFAULT: glibc's fast path and no call, so
 	 * the compiler saves no registers on it. */
 	pid_t tid = cnamutex_self.tid;
-	if (__builtin_expect(tid != 0 && !stats_enabled &&
+	if (__builtin_expect(tid != 0 && !instrument_enabled &&
 			     word_lock_uncontended(mutex_word(m)), 1)) {
 		mutex_set_owner(m, tid);
 		m->__data.__nusers++;
@@ -114,7 +115,7 @@ int cnamutex_trylock(pthread_mutex_t *m)
 		return relock_by_owner(m, type);
 	if (!word_lock_uncontended(mutex_word(m)))
 		return EBUSY;
-	count_fast();
+	count_fast(m);
 	become_owner(m, type, tid);
 	return 0;
 }
@@ -132,7 +133,7 @@ int cnamutex_clocklock(pthread_mutex_t *m, clockid_t clock, const struct timespe
 		return relock_by_owner(m, type);
 
 	if (word_lock_uncontended(mutex_word(m))) {
-		count_fast();
+		count_fast(m);
 	} else {
 		int err = contended_lock_until(m, clock, abstime);
 		if (err)

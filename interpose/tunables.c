@@ -96,6 +96,21 @@ static void load_flag(const char *name, bool *out)
 		tunable_complain(name, text, *text ? "expected 0 or 1" : "empty value", "0");
 }
 
+static void load_profile(enum profile_mode *out)
+{
+	*out = PROFILE_OFF;
+	const char *text = getenv("CNAMUTEX_PROFILE");
+	if (!text || !strcmp(text, "0"))
+		return;
+	if (!strcmp(text, "1"))
+		*out = PROFILE_TABLE;
+	else if (!strcmp(text, "json"))
+		*out = PROFILE_JSON;
+	else
+		tunable_complain("CNAMUTEX_PROFILE", text,
+				 *text ? "expected 0, 1 or json" : "empty value", "0");
+}
+
 void tunables_load(struct tunables *t)
 {
 	load_numa(&t->numa);
@@ -105,4 +120,5 @@ void tunables_load(struct tunables *t)
 		  &t->shuffle_bits);
 	load_uint("CNAMUTEX_SPIN", 0, TUNABLE_SPIN_MAX, TUNABLE_SPIN_DEFAULT, &t->spin);
 	load_flag("CNAMUTEX_STATS", &t->stats);
+	load_profile(&t->profile);
 }

@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 enum numa_mode { NUMA_AUTO, NUMA_ON, NUMA_OFF };
+enum profile_mode { PROFILE_OFF, PROFILE_TABLE, PROFILE_JSON };
 
 struct tunables {
 	enum numa_mode numa;
@@ -13,6 +14,7 @@ struct tunables {
 	unsigned shuffle_bits;    /* CNAMUTEX_SHUFFLE_BITS, 0..31 */
 	unsigned spin;            /* CNAMUTEX_SPIN, spin rounds before parking */
 	bool stats;               /* CNAMUTEX_STATS */
+	enum profile_mode profile; /* CNAMUTEX_PROFILE: 0, 1 (table) or json */
 };
 
 #define TUNABLE_THRESHOLD_MS_DEFAULT 10u

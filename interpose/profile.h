@@ -1,0 +1,47 @@
+/* interpose/profile.h — per-mutex contention profile (CNAMUTEX_PROFILE).
+ *
+ * A fixed table of records keyed by mutex address.  A mutex gets a record
+ * on its first contended acquisition, together with the call site that made
+ * it (the first frame outside this library); from then on every acquisition
+ * of it is counted.  At exit the most contended mutexes are reported on
+ * stderr, as a table or as one line of JSON.
+ *
+ * The fast path pays for all of this (and for the statistics) with one
+ * predictable branch on instrument_enabled; with both off nothing else runs.
+ */
+#ifndef INTERPOSE_PROFILE_H
+#define INTERPOSE_PROFILE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../cna/cna.h"
+#include "tunables.h"
+
+/* CNAMUTEX_STATS or CNAMUTEX_PROFILE is on: the fast path's one flag. */
+extern bool instrument_enabled;
+extern bool profile_enabled;
+
+/* After stats_init(): sets both flags, prepares the call-site capture. */
+void profile_init(enum profile_mode mode);
+
+/* Out of line, called only when instrument_enabled: the uncontended
+ * acquisition of mutex, for the statistics and the profile. */
+void instrument_fast_acquisition(const void *mutex);
+
+/* A contended acquisition of mutex that started at start_ns; handoff is
+ * NULL when the waiter never queued. */
+void profile_record_contended(const void *mutex, uint64_t start_ns,
+			      const struct cna_handoff *handoff);
+
+static inline void profile_contended(const void *mutex, uint64_t start_ns,
+				     const struct cna_handoff *handoff)
+{
+	if (__builtin_expect(profile_enabled, 0))
+		profile_record_contended(mutex, start_ns, handoff);
+}
+
+void profile_reset_after_fork(void);
+void profile_report(void);
+
+#endif
