@@ -48,6 +48,15 @@ static void count_wait(struct stats_block *s, uint64_t start_ns)
 	stats_max(&s->wait_max_ns, waited);
 }
 
+static void count_spun(uint64_t start_ns)
+{
+	if (stats_enabled) {
+		struct stats_block *s = stats_self();
+		stats_add(&s->acquisitions_spun, 1);
+		count_wait(s, start_ns);
+	}
+}
+
 void contended_lock(pthread_mutex_t *m)
 {
 	struct cnamutex_thread *self = thread_self();
@@ -57,8 +66,7 @@ void contended_lock(pthread_mutex_t *m)
 	/* Most contention is a holder about to leave: spin a little on the
 	 * word before paying for the queue (like qspinlock's pending waiter). */
 	if (word_spin_lock(word, pre_queue_spin_budget())) {
-		if (stats_enabled)
-			stats_add(&stats_self()->acquisitions_spun, 1);
+		count_spun(start_ns);
 		profile_contended(m, start_ns, NULL);
 		return;
 	}

@@ -118,7 +118,8 @@ void stats_report(void)
 			fold(&total, b);
 	}
 	uint64_t slow = total.acquisitions_slow;
-	uint64_t waits = slow + total.acquisitions_timed + total.queue_fallbacks;
+	uint64_t waits = total.acquisitions_spun + slow + total.acquisitions_timed +
+			 total.queue_fallbacks;
 	char line[1024];
 	int n = snprintf(line, sizeof line,
 			 "cnamutex: stats acquisitions_fast=%llu acquisitions_spun=%llu acquisitions_slow=%llu"
