@@ -15,7 +15,7 @@ static struct cna_node *granted_node(void)
 	return NULL;
 }
 
-uint64_t sim_measure_pass_ns(bool numa_aware, unsigned nodes, unsigned passes)
+static uint64_t measure_once(bool numa_aware, unsigned nodes, unsigned passes)
 {
 	struct cna_params params = { .numa_aware = numa_aware, .threshold_ns = 10000000u,
 				     .shuffle_bits = 7, .spin_budget = 0 };
@@ -49,4 +49,16 @@ uint64_t sim_measure_pass_ns(bool numa_aware, unsigned nodes, unsigned passes)
 		head = granted_node();
 	}
 	return busy > empty ? (busy - empty) / passes : 0;
+}
+
+/* The least of a few means: scheduling noise only ever adds time. */
+uint64_t sim_measure_pass_ns(bool numa_aware, unsigned nodes, unsigned passes)
+{
+	uint64_t best = UINT64_MAX;
+	for (unsigned k = 0; k < 5; k++) {
+		uint64_t ns = measure_once(numa_aware, nodes, passes / 5 + 1);
+		if (ns < best)
+			best = ns;
+	}
+	return best;
 }

@@ -308,6 +308,8 @@ static void summarize(struct sim *s)
 			r->max_ops = t->ops;
 		if (t->phase == PHASE_QUEUED || t->phase == PHASE_HEAD)
 			r->still_waiting++;
+		if (s->cfg->thread_ops)
+			s->cfg->thread_ops[i] = t->ops;
 	}
 	r->jain = sum_sq > 0 ? sum * sum / ((double)s->cfg->threads * sum_sq) : 0;
 	r->ops_per_s = (double)r->ops * 1e9 / (double)(s->cfg->duration_ns - s->cfg->warmup_ns);

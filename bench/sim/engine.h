@@ -36,6 +36,7 @@ struct sim_config {
 	uint64_t warmup_ns, duration_ns;   /* simulated; ops count after warm-up */
 	uint32_t seed;
 	bool verify;                  /* walk and check the queue after every event */
+	uint64_t *thread_ops;         /* optional: per-thread ops out, threads long */
 };
 
 struct sim_result {
