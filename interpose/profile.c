@@ -12,6 +12,7 @@
 #include <execinfo.h>
 #include <link.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 
 #include "profile_table.h"
 #include "stats.h"
@@ -95,17 +96,24 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *data)
 	return 1;
 }
 
-/* Return address into the first caller outside this library, or 0. */
+static bool in_self(uintptr_t pc)
+{
+	return pc >= self_low && pc < self_high;
+}
+
+/* Return address into the first caller outside this library, or 0.  The
+ * first frames may belong to a sanitizer's backtrace() wrapper: skip to
+ * our own frames, then past them. */
 static uintptr_t capture_call_site(void)
 {
 	void *frames[CAPTURE_FRAMES];
 	int n = backtrace(frames, CAPTURE_FRAMES);
-	for (int i = 0; i < n; i++) {
-		uintptr_t pc = (uintptr_t)frames[i];
-		if (pc < self_low || pc >= self_high)
-			return pc;
-	}
-	return 0;
+	int i = 0;
+	while (i < n && !in_self((uintptr_t)frames[i]))
+		i++;
+	while (i < n && in_self((uintptr_t)frames[i]))
+		i++;
+	return i < n ? (uintptr_t)frames[i] : 0;
 }
 
 void profile_init(enum profile_mode mode)
