@@ -100,7 +100,7 @@ struct api_holder {
 
 static void *api_holder_main(void *arg)
 {
-	struct api_holder *h = arg;
+	struct api_holder *h = (struct api_holder *)arg;
 	h->lock_result = pthread_mutex_lock(h->mutex);
 	sem_post(&h->locked);
 	if (h->hold_ms > 0) {
@@ -146,7 +146,7 @@ struct api_call {
 
 static void *api_call_main(void *arg)
 {
-	struct api_call *c = arg;
+	struct api_call *c = (struct api_call *)arg;
 	c->result = c->op(c->mutex);
 	return NULL;
 }
