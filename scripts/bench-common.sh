@@ -1,0 +1,111 @@
+# scripts/bench-common.sh — helpers shared by scripts/bench and
+# scripts/sweep-mutexbench (sourced, not run).  Every figure these scripts
+# print is a median over interleaved repetitions, and the headline column is
+# always a ratio against glibc measured in the same run.
+
+# Packages the benchmarks use (scripts/deps.sh may list them too).
+if [ -z "${BENCH_PACKAGES+set}" ]; then
+	BENCH_PACKAGES=(libleveldb-dev libck-dev gnuplot-nox)
+fi
+
+# bench_build DIR: configure (release, benchmarks on, no test suites) and build.
+bench_build() {
+	local dir=$1
+	if [ ! -f "$dir/build.ninja" ]; then
+		meson setup "$dir" -Dbuildtype=release -Dbench=enabled -Dtests=false \
+			>"$dir.setup.log" 2>&1 || { cat "$dir.setup.log"; return 1; }
+	fi
+	ninja -C "$dir" >"$dir.ninja.log" 2>&1 || { cat "$dir.ninja.log"; return 1; }
+}
+
+# run_clean [NAME=VALUE...] -- PROGRAM ARGS...: run with an environment
+# holding only PATH, HOME and the given variables, so that neither a stray
+# LD_PRELOAD nor the caller's CNAMUTEX_* or GLIBC_TUNABLES leak into a run.
+run_clean() {
+	local vars=()
+	while [ "$1" != "--" ]; do vars+=("$1"); shift; done
+	shift
+	env -i PATH="$PATH" HOME="${HOME:-/root}" "${vars[@]}" "$@"
+}
+
+# kv_get KEY < LINE: the value of KEY=VALUE in a space-separated line.
+kv_get() {
+	tr ' ' '\n' | sed -n "s/^$1=//p" | head -n 1
+}
+
+# median: the median of the numbers on stdin, one per line.
+median() {
+	sort -g | awk '{ v[NR] = $1 } END {
+		if (NR == 0) { print "nan"; exit }
+		if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# ratio A B: A / B with three decimals.
+ratio() {
+	awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f\n", a / b; else print "nan" }'
+}
+
+# csv_column FILE FILTER_AWK COLUMN: values of COLUMN (by header name) in the
+# rows of a CSV file for which FILTER_AWK (an awk condition over named
+# fields f["name"]) holds.
+csv_column() {
+	awk -F, -v col="$3" '
+		NR == 1 { for (i = 1; i <= NF; i++) idx[$i] = i; next }
+		{ for (k in idx) f[k] = $idx[k]; if ('"$2"') print $idx[col] }' "$1"
+}
+
+# machine_description: one markdown paragraph describing where this ran.
+machine_description() {
+	local cpu nodes glibc kernel commit
+	cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
+	nodes=$(ls -d /sys/devices/system/node/node[0-9]* 2>/dev/null | wc -l)
+	glibc=$(ldd --version 2>/dev/null | head -n 1 | sed 's/.* //')
+	kernel=$(uname -r)
+	commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+	git diff --quiet HEAD -- cna interpose 2>/dev/null || commit="$commit+local changes"
+	echo "Machine: ${cpu:-unknown CPU}, $(nproc) CPUs, ${nodes:-1} NUMA node(s);" \
+		"$(. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME"), glibc $glibc, Linux $kernel;" \
+		"libcnamutex $commit (release build); $(date -u +%Y-%m-%d)."
+}
+
+# plot_throughput PNG TITLE DATAFILE COLUMN_TITLE...: ops/s against threads
+# from a whitespace-separated file "threads series1 series2 ...".
+plot_throughput() {
+	local png=$1 title=$2 data=$3 logy=$4; shift 4
+	command -v gnuplot >/dev/null || { echo "(gnuplot missing: no $png)"; return 0; }
+	local plots="" col=2
+	for name in "$@"; do
+		[ -n "$plots" ] && plots="$plots, "
+		plots="$plots'$data' using 1:$col with linespoints lw 2 title '$name'"
+		col=$((col + 1))
+	done
+	gnuplot <<GNUPLOT || echo "(gnuplot failed: no $png)"
+set terminal pngcairo size 900,560 noenhanced
+set output '$png'
+set title '$title'
+set xlabel 'threads'
+set ylabel 'operations per second (median)'
+set logscale x 2
+$( [ "$logy" = log ] && echo "set logscale y 10" )
+set key left bottom
+set grid
+set format y '%.1s%c'
+plot $plots
+GNUPLOT
+}
+
+# pair_ratios < "A B" lines: "median min max" of B/A over the pairs.
+pair_ratios() {
+	awk 'NF == 2 && $1 > 0 { print $2 / $1 }' | sort -g |
+		awk '{ v[NR] = $1 } END {
+			if (NR == 0) { print "nan nan nan"; exit }
+			m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+			printf "%.3f %.3f %.3f\n", m, v[1], v[NR] }'
+}
+
+# load_warning BEFORE AFTER: a markdown warning when other work shared the CPUs.
+load_warning() {
+	awk -v a="$1" -v b="$2" -v n="$(nproc)" 'BEGIN {
+		if (a > n / 2 || b > n / 2)
+			printf "\n**Warning:** the load average (%s, %s) shows other work on these %d CPUs; figures are noisy.\n", a, b, n }'
+}
