@@ -238,7 +238,7 @@ static void *counter_worker(void *arg)
 
 static void mutual_exclusion(void)
 {
-	long iterations = 40000 / API_SCALE;
+	long iterations = 20000 / API_SCALE;
 	CHECK_EQ(mtx_init(&counter_mutex, mtx_plain), thrd_success);
 	pthread_t threads[THREADS];
 	for (int t = 0; t < THREADS; t++)

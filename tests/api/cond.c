@@ -109,7 +109,7 @@ static void *consumer(void *arg)
 
 static void producers_and_consumers(void)
 {
-	items_per_producer = 20000 / API_SCALE;
+	items_per_producer = 8000 / API_SCALE;
 	long total = PRODUCERS * items_per_producer;
 	pthread_t threads[PRODUCERS + CONSUMERS];
 	for (long t = 0; t < PRODUCERS; t++)

@@ -45,7 +45,7 @@ struct Exclusion {
 
 void producers_and_consumers()
 {
-	const long per_producer = 20000 / API_SCALE;
+	const long per_producer = 8000 / API_SCALE;
 	const long total = kProducers * per_producer;
 	std::mutex m;
 	std::condition_variable not_full, not_empty;
@@ -95,7 +95,7 @@ void producers_and_consumers()
 
 void exclusion_counter()
 {
-	const long iterations = 40000 / API_SCALE;
+	const long iterations = 20000 / API_SCALE;
 	const int threads_count = 8;
 	std::mutex m;
 	long counter = 0;

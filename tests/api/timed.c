@@ -188,7 +188,7 @@ static void *timed_locker(void *arg)
 
 static void stress(pthread_mutex_t *m)
 {
-	long plain_iterations = 20000 / API_SCALE, timed_iterations = 4000 / API_SCALE;
+	long plain_iterations = 10000 / API_SCALE, timed_iterations = 3000 / API_SCALE;
 	stress_mutex = m;
 	pthread_t threads[PLAIN_THREADS + TIMED_THREADS];
 	for (int t = 0; t < PLAIN_THREADS + TIMED_THREADS; t++)
