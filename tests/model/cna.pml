@@ -1,0 +1,402 @@
+/* tests/model/cna.pml — the shim's lock protocol, for the spin model checker.
+ *
+ * N threads take one mutex (threads 1..OPS_THREADS OPS times, the others
+ * once; a thread that comes back reuses its node), each time choosing
+ * at random the queued path (pthread_mutex_lock) or the timed path
+ * (pthread_mutex_timedlock, which may give up).  Modelled, in the order of
+ * cna/cna.c and interpose/:
+ *   - the word: 0 free, 1 held, 2 held with possible sleepers; the fast
+ *     path CAS 0->1 (word_try_lock, glibc_mutex.h) that lets newcomers barge;
+ *   - futexes: a wait compares and sleeps atomically, a wake takes any one
+ *     sleeper; a wait with a deadline may time out while still asleep;
+ *   - the MCS enqueue (cna_enqueue: exchange the tail, then link prev->next);
+ *   - waiting for the grant (wait_for_grant: spin, CAS WAITING->PARKED,
+ *     futex-wait while PARKED);
+ *   - the head competing for the word (word_lock_as_head: spin on CAS 0->1,
+ *     then word_lock_sleeping: exchange in 2, futex-wait on 2);
+ *   - passing the headship (cna_pass_head: CAS the tail to the secondary
+ *     tail when there is no next, wait_for_next, choose_successor with
+ *     threshold flush, shuffle reduction and order_queue moving remote
+ *     waiters to the secondary queue, grant_with/grant: exchange the state
+ *     to HEAD, then wake if it was PARKED);
+ *   - unlocking (word_unlock: exchange in 0, wake one if it was 2);
+ *   - timed waiters (word_lock_until) that wait on the word only.
+ * Threads 1 and 3 are on NUMA node 0, thread 2 (and 4) on node 1, so the
+ * head really moves remote waiters aside.  Thresholds, spin budgets and
+ * the shuffle coin are nondeterministic choices.
+ *
+ * Checked (see run.sh): mutual exclusion (assert), no invalid end state
+ * (nobody asleep or stuck when all else is done), and, under weak
+ * fairness, that every thread finishes (no lost wake-up, no one stranded
+ * in a queue).  -DMUTATION=k plants a known bug so the checks are seen to
+ * fail: 1 unlock forgets the wake, 2 grant forgets the wake, 3 the head
+ * skips the word, 4 the secondary tail's next is cleared after the tail
+ * CAS (a race once present in cna_pass_head).
+ */
+#ifndef N
+#define N 3
+#endif
+/* Threads 1..OPS_THREADS lock OPS times; the others once. */
+#ifndef OPS_THREADS
+#define OPS_THREADS 1
+#endif
+#ifndef OPS
+#define OPS 2
+#endif
+#define ops_of(t) ((t) <= OPS_THREADS -> OPS : 1)
+#ifndef MUTATION
+#define MUTATION 0
+#endif
+
+#define NIL 0                   /* node i+... : node of thread t is t (1..N) */
+#define WAITING 0
+#define PARKED 1
+#define HEAD 2
+#define AWAKE 0
+#define ON_WORD 1               /* asleep in futex_wait on the mutex word */
+#define ON_NODE 2               /* asleep in futex_wait on its own node state */
+
+#define real_node(t) (((t) - 1) % 2)
+
+byte word = 0;
+byte tail = NIL;                /* cna_queue.tail */
+byte nxt[N + 1];                /* cna_node.next */
+byte state[N + 1];              /* cna_node.state */
+byte sec_head[N + 1];           /* cna_node.sec_head, written by the granter */
+byte sec_tail[N + 1];
+byte numa[N + 1];               /* cna_node.numa_node: preferred node while head */
+byte asleep[N + 1];             /* futex wait queue membership */
+byte in_cs = 0;
+byte finished = 0;
+
+/* futex_wake_private(word, 1): any one sleeper on the word, if there is one. */
+inline wake_one_on_word()
+{
+	atomic {
+		if
+		:: asleep[1] == ON_WORD -> asleep[1] = AWAKE
+		:: asleep[2] == ON_WORD -> asleep[2] = AWAKE
+		:: asleep[3] == ON_WORD -> asleep[3] = AWAKE
+#if N > 3
+		:: asleep[4] == ON_WORD -> asleep[4] = AWAKE
+		:: (asleep[1] != ON_WORD && asleep[2] != ON_WORD &&
+		    asleep[3] != ON_WORD && asleep[4] != ON_WORD) -> skip
+#else
+		:: (asleep[1] != ON_WORD && asleep[2] != ON_WORD &&
+		    asleep[3] != ON_WORD) -> skip
+#endif
+		fi
+	}
+}
+
+/* futex_wait_private(word, 2) without a deadline: returns once woken. */
+inline sleep_on_word()
+{
+	atomic {
+		if
+		:: word == 2 -> asleep[me] = ON_WORD
+		:: else -> skip        /* EAGAIN */
+		fi
+	}
+	(asleep[me] == AWAKE)
+}
+
+/* word_unlock(): x -> 0, wake one if x was 2. */
+inline unlock_word()
+{
+	atomic { old = word; word = 0 }
+#if MUTATION != 1
+	if
+	:: old == 2 -> wake_one_on_word()
+	:: else -> skip
+	fi
+#endif
+}
+
+inline critical_section()
+{
+	atomic { in_cs++; assert(in_cs == 1) }
+	in_cs--
+}
+
+/* word_lock_sleeping(): exchange in 2 until the old value was 0. */
+inline lock_word_sleeping()
+{
+	do
+	:: atomic { old = word; word = 2 }
+	   if
+	   :: old == 0 -> break
+	   :: else -> sleep_on_word()
+	   fi
+	od
+}
+
+/* word_lock_as_head(): a bounded spin of CAS 0->1, then sleep for it. */
+inline lock_word_as_head()
+{
+	got = 0;
+	do
+	:: atomic { word == 0 -> word = 1; got = 1 }; break
+	:: break                   /* spin budget spent */
+	od;
+	if
+	:: got == 0 -> lock_word_sleeping()
+	:: else -> skip
+	fi
+}
+
+/* cna_enqueue() then wait_for_grant(). */
+inline join_queue()
+{
+	/* Nobody reads an unpublished node: its set-up joins the exchange. */
+	atomic {
+		nxt[me] = NIL;
+		state[me] = WAITING;
+		numa[me] = real_node(me);
+		sec_head[me] = NIL;
+		sec_tail[me] = NIL;
+		prev = tail;
+		tail = me
+	}
+	if
+	:: prev != NIL ->
+		nxt[prev] = me;
+		/* spin: leave as soon as HEAD is seen, or give up at any time */
+		if
+		:: state[me] == HEAD -> skip
+		:: else -> skip;
+			atomic {
+				if
+				:: state[me] == WAITING -> state[me] = PARKED
+				:: else -> skip
+				fi
+			}
+			do
+			:: state[me] == HEAD -> break
+			:: else -> skip;
+				atomic {
+					if
+					:: state[me] == PARKED -> asleep[me] = ON_NODE
+					:: else -> skip
+					fi
+				}
+				(asleep[me] == AWAKE)
+			od
+		fi
+	:: else -> skip            /* empty queue: head at once */
+	fi
+}
+
+/* grant(): state -> HEAD by exchange; the wake is the granter's last touch.
+ * s reads its succession only after it sees HEAD, so those writes join the
+ * exchange (grant_with() then the release exchange in grant()). */
+inline grant(s)
+{
+	atomic {
+		sec_head[s] = sh;
+		sec_tail[s] = st;
+		numa[s] = pref;
+		old = state[s];
+		state[s] = HEAD
+	}
+#if MUTATION != 2
+	if
+	:: old == PARKED ->
+		atomic {
+			if
+			:: asleep[s] == ON_NODE -> asleep[s] = AWAKE
+			:: else -> skip
+			fi
+		}
+	:: else -> skip
+	fi
+#endif
+}
+
+/* order_queue(): first waiter on the preferred node; the remote run before
+ * it goes to the secondary tail.  Stand-in successor if there is none. */
+inline order_queue()
+{
+	pv = NIL;
+	cur = nx;
+	do
+	:: real_node(cur) == pref -> break
+	:: else ->
+		after = nxt[cur];
+		if
+		:: after == NIL -> cur = NIL; break
+		:: else -> pv = cur; cur = after
+		fi
+	od;
+	if
+	:: cur == NIL -> succ = nx             /* keeps the preference */
+	:: else -> skip;
+		if
+		:: pv != NIL ->
+			nxt[pv] = NIL;
+			if
+			:: st != NIL -> nxt[st] = nx
+			:: else -> sh = nx
+			fi;
+			st = pv
+		:: else -> skip
+		fi;
+		succ = cur
+	fi
+}
+
+/* cna_pass_head(): choose the successor and grant, or empty the queue. */
+inline pass_head()
+{
+	atomic {                   /* our succession is ours alone while head */
+		sh = sec_head[me];
+		st = sec_tail[me];
+		pref = numa[me];
+		succ = NIL;
+		nx = nxt[me]
+	}
+	if
+	:: nx == NIL ->
+#if MUTATION != 4
+		if
+		:: st != NIL -> nxt[st] = NIL
+		:: else -> skip
+		fi;
+#endif
+		atomic {
+			if
+			:: tail == me -> tail = st; got = 1
+			:: else -> got = 0
+			fi
+		}
+		if
+		:: got == 1 && sh != NIL ->
+#if MUTATION == 4
+			nxt[st] = NIL;
+#endif
+			succ = sh;             /* promote_secondary() */
+			pref = real_node(sh);
+			sh = NIL;
+			st = NIL
+		:: got == 1 && sh == NIL -> skip   /* queue now empty */
+		:: got == 0 ->
+			(nxt[me] != NIL);      /* wait_for_next() */
+			nx = nxt[me]
+		fi
+	:: else -> skip
+	fi;
+	if
+	:: nx != NIL && succ == NIL ->
+		if
+		:: sh != NIL ->
+			if
+			:: nxt[st] = nx;       /* threshold passed: flush_secondary() */
+			   succ = sh;
+			   pref = real_node(sh);
+			   sh = NIL;
+			   st = NIL
+			:: order_queue()
+			fi
+		:: else -> skip;
+			if
+			:: succ = nx;          /* shuffle reduction keeps FIFO */
+			   pref = real_node(nx)
+			:: order_queue()
+			fi
+		fi
+	:: else -> skip
+	fi;
+	if
+	:: succ != NIL -> grant(succ)
+	:: else -> skip
+	fi
+}
+
+/* pthread_mutex_lock(): fast path, else queue, compete as head, pass on. */
+inline lock_queued()
+{
+	atomic {
+		if
+		:: word == 0 -> word = 1; got = 1
+		:: else -> got = 0
+		fi
+	}
+	if
+	:: got == 0 ->
+		join_queue();
+#if MUTATION != 3
+		lock_word_as_head();
+#endif
+		pass_head()
+	:: else -> skip
+	fi;
+	critical_section();
+	unlock_word()
+}
+
+/* pthread_mutex_timedlock(): the word only; may time out while asleep. */
+inline lock_timed()
+{
+	atomic {                   /* word_try_lock() in cnamutex_clocklock() */
+		if
+		:: word == 0 -> word = 1; got = 1
+		:: else -> got = 0
+		fi
+	}
+	do
+	:: got == 1 -> break
+	:: else ->
+		atomic { old = word; word = 2 }
+		if
+		:: old == 0 -> got = 1; break
+		:: else -> skip;
+			atomic {
+				if
+				:: word == 2 -> asleep[me] = ON_WORD
+				:: else -> skip
+				fi
+			}
+			if
+			:: asleep[me] == AWAKE -> skip         /* woken, or EAGAIN */
+			:: atomic { asleep[me] == ON_WORD -> asleep[me] = AWAKE }; break  /* ETIMEDOUT */
+			fi
+		fi
+	od;
+	if
+	:: got == 1 ->
+		critical_section();
+		unlock_word()
+	:: else -> skip
+	fi
+}
+
+proctype thread(byte me)
+{
+	byte prev, old, got, sh, st, pref, succ, nx, pv, cur, after;
+	byte ops = 0;
+	do
+	:: ops < ops_of(me) ->
+		ops++;
+		if
+		:: true -> lock_queued()
+		:: true -> lock_timed()
+		fi
+	:: ops == ops_of(me) -> break
+	od;
+	finished++
+}
+
+init {
+	atomic {
+		byte t = 1;
+		do
+		:: t <= N -> run thread(t); t++
+		:: else -> break
+		od
+	}
+}
+
+#ifdef LIVENESS
+/* Every thread ends: nobody is left asleep or stranded in the queue. */
+ltl all_finish { <> (finished == N) }
+#endif
