@@ -1,0 +1,110 @@
+/* tests/unit/child.h — run this test program again as a child process with
+ * a chosen CNAMUTEX_* environment (the shim reads it once, at load) and
+ * capture what the child writes to stderr.
+ */
+#ifndef TESTS_UNIT_CHILD_H
+#define TESTS_UNIT_CHILD_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+#define CHILD_STDERR_MAX 16384
+#define CHILD_ENV_MAX 256
+
+struct child_result {
+	int exit_code;                  /* -1 unless it exited normally */
+	char err[CHILD_STDERR_MAX + 1]; /* its stderr, NUL-terminated */
+};
+
+/*
+ * Run /proc/self/exe with argv and the parent's environment minus every
+ * CNAMUTEX_* variable, plus the "NAME=VALUE" strings of set (NULL-ended).
+ * The child's stdout goes to /dev/null.  Returns false if it could not run.
+ */
+static inline bool child_run(char *const argv[], const char *const set[],
+			     struct child_result *out)
+{
+	char *envp[CHILD_ENV_MAX + 1];
+	size_t n = 0;
+	for (char **e = environ; *e && n < CHILD_ENV_MAX; e++)
+		if (strncmp(*e, "CNAMUTEX_", 9) != 0)
+			envp[n++] = *e;
+	for (const char *const *s = set; *s && n < CHILD_ENV_MAX; s++)
+		envp[n++] = (char *)*s;
+	envp[n] = NULL;
+
+	int pipe_fds[2];
+	if (pipe2(pipe_fds, O_CLOEXEC) != 0)
+		return false;
+	posix_spawn_file_actions_t actions;
+	posix_spawn_file_actions_init(&actions);
+	posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDERR_FILENO);
+	posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+	pid_t pid;
+	int err = posix_spawn(&pid, "/proc/self/exe", &actions, NULL, argv, envp);
+	posix_spawn_file_actions_destroy(&actions);
+	close(pipe_fds[1]);
+	if (err) {
+		close(pipe_fds[0]);
+		return false;
+	}
+
+	size_t len = 0;
+	for (;;) {
+		char sink[512];
+		char *into = len < CHILD_STDERR_MAX ? out->err + len : sink;
+		size_t room = len < CHILD_STDERR_MAX ? CHILD_STDERR_MAX - len : sizeof sink;
+		ssize_t got = read(pipe_fds[0], into, room);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			break;
+		if (into != sink)
+			len += (size_t)got;
+	}
+	out->err[len] = '\0';
+	close(pipe_fds[0]);
+
+	int status;
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return false;
+	out->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+	return true;
+}
+
+/* Lines of text that start with prefix; *first set to the first of them. */
+static inline int child_lines_starting(const char *text, const char *prefix,
+				       const char **first)
+{
+	int count = 0;
+	size_t plen = strlen(prefix);
+	for (const char *line = text; *line;) {
+		if (!strncmp(line, prefix, plen)) {
+			if (!count && first)
+				*first = line;
+			count++;
+		}
+		const char *nl = strchr(line, '\n');
+		if (!nl)
+			break;
+		line = nl + 1;
+	}
+	return count;
+}
+
+/* Lines in text (a last line without '\n' counts too). */
+static inline int child_line_count(const char *text)
+{
+	return child_lines_starting(text, "", NULL);
+}
+
+#endif

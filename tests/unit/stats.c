@@ -1,0 +1,187 @@
+/* tests/unit/stats.c — the CNAMUTEX_STATS=1 exit line: one line, key=value
+ * pairs, every documented key, and counts that match what a known program
+ * did.  Without CNAMUTEX_STATS (or with 0) nothing is printed.
+ *
+ *   unit-stats                    runs the children below and checks
+ *   unit-stats count              one thread: known fast acquisitions only
+ *   unit-stats contended          threads queueing on one mutex
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <string.h>
+#include <time.h>
+
+#include "../check.h"
+#include "child.h"
+#include "stats_line.h"
+
+#define LOCKS 1000
+#define TRYLOCKS 300
+#define FAILED_TRYLOCKS 100
+#define TIMEDLOCKS 50
+/* the lock held while the trylocks fail counts too */
+#define FAST_ACQUISITIONS (LOCKS + TRYLOCKS + 1 + TIMEDLOCKS)
+
+#define CONTENDED_THREADS 4
+#define CONTENDED_ROUNDS 5000
+#define YIELD_EVERY 8
+
+static pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
+static unsigned long counter;
+
+/* Only this program's own mutex calls go through the shim (glibc's
+ * internal locks do not), so every count here is exact. */
+static int count_child(void)
+{
+	check_running_under_shim();
+	for (int i = 0; i < LOCKS; i++) {
+		CHECK_EQ(pthread_mutex_lock(&mutex), 0);
+		CHECK_EQ(pthread_mutex_unlock(&mutex), 0);
+	}
+	for (int i = 0; i < TRYLOCKS; i++) {
+		CHECK_EQ(pthread_mutex_trylock(&mutex), 0);
+		CHECK_EQ(pthread_mutex_unlock(&mutex), 0);
+	}
+	CHECK_EQ(pthread_mutex_lock(&mutex), 0);
+	for (int i = 0; i < FAILED_TRYLOCKS; i++)
+		CHECK_EQ(pthread_mutex_trylock(&mutex), EBUSY);
+	CHECK_EQ(pthread_mutex_unlock(&mutex), 0);
+	struct timespec deadline;
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += 60;
+	for (int i = 0; i < TIMEDLOCKS; i++) {
+		CHECK_EQ(pthread_mutex_timedlock(&mutex, &deadline), 0);
+		CHECK_EQ(pthread_mutex_unlock(&mutex), 0);
+	}
+	return check_report("stats count child");
+}
+
+static void *contend(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < CONTENDED_ROUNDS; i++) {
+		CHECK_EQ(pthread_mutex_lock(&mutex), 0);
+		counter++;
+		if (i % YIELD_EVERY == 0)
+			sched_yield();   /* preempted owner: the others queue */
+		CHECK_EQ(pthread_mutex_unlock(&mutex), 0);
+	}
+	return NULL;
+}
+
+static int contended_child(void)
+{
+	check_running_under_shim();
+	pthread_t threads[CONTENDED_THREADS];
+	for (int i = 0; i < CONTENDED_THREADS; i++)
+		CHECK_EQ(pthread_create(&threads[i], NULL, contend, NULL), 0);
+	for (int i = 0; i < CONTENDED_THREADS; i++)
+		CHECK_EQ(pthread_join(threads[i], NULL), 0);
+	CHECK_EQ(counter, (unsigned long)CONTENDED_THREADS * CONTENDED_ROUNDS);
+	return check_report("stats contended child");
+}
+
+static const char *const documented_keys[] = {
+	"acquisitions_fast", "acquisitions_slow", "handoffs_local", "handoffs_remote",
+	"secondary_moves", "flushes", "parks", "wait_max_us", "wait_mean_us",
+};
+
+static struct child_result result;
+
+static bool run(const char *mode, const char *const set[])
+{
+	static char self[] = "/proc/self/exe";
+	char mode_arg[32];
+	snprintf(mode_arg, sizeof mode_arg, "%s", mode);
+	char *argv[] = { self, mode_arg, NULL };
+	bool ran = child_run(argv, set, &result);
+	CHECK(ran);
+	CHECK_EQ(result.exit_code, 0);
+	return ran && result.exit_code == 0;
+}
+
+/* The line holds every documented key, and its stderr nothing else. */
+static bool parse(struct stats_line *stats)
+{
+	bool found = stats_line_find(result.err, stats);
+	CHECK(found);
+	CHECK_EQ(child_line_count(result.err), 1);
+	if (!found) {
+		fprintf(stderr, "child stderr:\n%s\n", result.err);
+		return false;
+	}
+	for (size_t i = 0; i < sizeof documented_keys / sizeof documented_keys[0]; i++)
+		CHECK(stats_get(stats, documented_keys[i]) >= 0);
+	return true;
+}
+
+/* Every acquisition lands in exactly one of these. */
+static double acquisitions(const struct stats_line *s)
+{
+	double n = stats_get(s, "acquisitions_fast") + stats_get(s, "acquisitions_slow");
+	const char *optional[] = { "acquisitions_spun", "acquisitions_timed", "queue_fallbacks" };
+	for (size_t i = 0; i < 3; i++)
+		for (int k = 0; k < s->keys; k++)
+			if (!strcmp(s->key[k], optional[i]))
+				n += s->value[k];
+	return n;
+}
+
+static void known_counts(void)
+{
+	const char *set[] = { "CNAMUTEX_STATS=1", NULL };
+	struct stats_line s;
+	if (!run("count", set) || !parse(&s))
+		return;
+	fputs(result.err, stdout);
+	CHECK_EQ(stats_get(&s, "acquisitions_fast"), FAST_ACQUISITIONS);
+	CHECK_EQ(acquisitions(&s), FAST_ACQUISITIONS);
+	CHECK_EQ(stats_get(&s, "acquisitions_slow"), 0);
+	CHECK_EQ(stats_get(&s, "handoffs_local") + stats_get(&s, "handoffs_remote"), 0);
+	CHECK_EQ(stats_get(&s, "secondary_moves") + stats_get(&s, "flushes"), 0);
+	CHECK_EQ(stats_get(&s, "parks"), 0);
+	CHECK_EQ(stats_get(&s, "wait_max_us"), 0);
+	CHECK_EQ(stats_get(&s, "wait_mean_us"), 0);
+}
+
+static void contended_counts(void)
+{
+	const char *set[] = { "CNAMUTEX_STATS=1", NULL };
+	struct stats_line s;
+	if (!run("contended", set) || !parse(&s))
+		return;
+	fputs(result.err, stdout);
+	CHECK_EQ(acquisitions(&s), CONTENDED_THREADS * CONTENDED_ROUNDS);
+	CHECK(stats_get(&s, "acquisitions_slow") > 0);
+	/* one pass of the headship per acquisition through the queue */
+	CHECK(stats_get(&s, "handoffs_local") + stats_get(&s, "handoffs_remote") <=
+	      stats_get(&s, "acquisitions_slow"));
+	/* one node: NUMA-blind by default, so no reordering */
+	CHECK_EQ(stats_get(&s, "secondary_moves") + stats_get(&s, "flushes"), 0);
+	CHECK_EQ(stats_get(&s, "handoffs_remote"), 0);
+	CHECK(stats_get(&s, "wait_mean_us") <= stats_get(&s, "wait_max_us") + 1);
+}
+
+static void silent_without_stats(void)
+{
+	const char *unset[] = { NULL };
+	if (run("contended", unset))
+		CHECK_EQ(strlen(result.err), 0);
+	const char *off[] = { "CNAMUTEX_STATS=0", NULL };
+	if (run("count", off))
+		CHECK_EQ(strlen(result.err), 0);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 2 && !strcmp(argv[1], "count"))
+		return count_child();
+	if (argc == 2 && !strcmp(argv[1], "contended"))
+		return contended_child();
+	check_running_under_shim();
+	known_counts();
+	contended_counts();
+	silent_without_stats();
+	return check_report("stats");
+}
