@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # scripts/bench-common.sh — helpers shared by scripts/bench and
 # scripts/sweep-mutexbench (sourced, not run).  Every figure these scripts
 # print is a median over interleaved repetitions, and the headline column is
@@ -21,11 +22,14 @@ bench_build() {
 # run_clean [NAME=VALUE...] -- PROGRAM ARGS...: run with an environment
 # holding only PATH, HOME and the given variables, so that neither a stray
 # LD_PRELOAD nor the caller's CNAMUTEX_* or GLIBC_TUNABLES leak into a run.
+# With BENCH_NICE set (--nice N), the run gets that scheduling niceness, to
+# keep other work on a shared machine from dominating the figures.
 run_clean() {
-	local vars=()
+	local vars=() nice=()
 	while [ "$1" != "--" ]; do vars+=("$1"); shift; done
 	shift
-	env -i PATH="$PATH" HOME="${HOME:-/root}" "${vars[@]}" "$@"
+	[ -n "${BENCH_NICE:-}" ] && nice=(nice -n "$BENCH_NICE")
+	"${nice[@]}" env -i PATH="$PATH" HOME="${HOME:-/root}" "${vars[@]}" "$@"
 }
 
 # kv_get KEY < LINE: the value of KEY=VALUE in a space-separated line.
@@ -63,9 +67,11 @@ machine_description() {
 	kernel=$(uname -r)
 	commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 	git diff --quiet HEAD -- cna interpose 2>/dev/null || commit="$commit+local changes"
+	local niceness=""
+	[ -n "${BENCH_NICE:-}" ] && niceness=" Benchmarks ran at niceness $BENCH_NICE."
 	echo "Machine: ${cpu:-unknown CPU}, $(nproc) CPUs, ${nodes:-1} NUMA node(s);" \
 		"$(. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME"), glibc $glibc, Linux $kernel;" \
-		"libcnamutex $commit (release build); $(date -u +%Y-%m-%d)."
+		"libcnamutex $commit (release build); $(date -u +%Y-%m-%d).$niceness"
 }
 
 # plot_throughput PNG TITLE DATAFILE COLUMN_TITLE...: ops/s against threads
@@ -86,7 +92,7 @@ set title '$title'
 set xlabel 'threads'
 set ylabel 'operations per second (median)'
 set logscale x 2
-$( [ "$logy" = log ] && echo "set logscale y 10" )
+$( [ "$logy" = log ] && echo "set logscale y 10" || echo "set yrange [0:*]" )
 set key left bottom
 set grid
 set format y '%.1s%c'
