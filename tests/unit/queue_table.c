@@ -1,8 +1,11 @@
 /* tests/unit/queue_table.c — the address-keyed queue table on its own:
  * exact-address match, recycling, and bounded memory (NULL when full).
  */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "../check.h"
 #include "queue_table.h"
@@ -98,6 +101,73 @@ static void colliding_addresses_stay_apart(void)
 	CHECK_EQ(queue_table_in_use(), 0);
 }
 
+/* The next address after `after` whose probe run starts at home. */
+static uintptr_t collider(struct queue_record *home, uintptr_t after)
+{
+	for (uintptr_t i = after + 1; i < after + 1 + 64 * QUEUE_TABLE_RECORDS; i++)
+		if (home_of(i) == home)
+			return i;
+	return 0;
+}
+
+#define SHARERS 3
+#define THREADS_PER_ADDRESS 2
+
+static uintptr_t sharer[SHARERS];
+static struct queue_record *shared_home;
+static _Atomic int users[QUEUE_TABLE_PROBES][SHARERS];  /* by record in the run */
+static _Atomic long outside_run, shared_by_two;
+static long rounds;
+
+static void *churn(void *arg)
+{
+	int who = (int)(intptr_t)arg;
+	for (long i = 0; i < rounds; i++) {
+		struct queue_record *r = queue_table_acquire(address(sharer[who]));
+		if (!r)
+			continue;
+		long at = r - shared_home;
+		if (at < 0 || at >= (long)QUEUE_TABLE_PROBES) {
+			atomic_fetch_add(&outside_run, 1);
+			queue_table_release(r);
+			continue;
+		}
+		/* Sequentially consistent: of two overlapping users of one record,
+		 * at least one sees the other's count. */
+		atomic_fetch_add(&users[at][who], 1);
+		for (int other = 0; other < SHARERS; other++)
+			if (other != who && atomic_load(&users[at][other]) > 0)
+				atomic_fetch_add(&shared_by_two, 1);
+		atomic_fetch_sub(&users[at][who], 1);
+		queue_table_release(r);
+	}
+	return NULL;
+}
+
+/* Threads churning on three addresses that share a probe run: a record is
+ * never in use for two addresses at once, and all are free afterwards. */
+static void concurrent_collisions_never_share(long rounds_per_thread)
+{
+	sharer[0] = 11;
+	shared_home = home_of(sharer[0]);
+	for (int i = 1; i < SHARERS; i++) {
+		sharer[i] = collider(shared_home, sharer[i - 1]);
+		CHECK(sharer[i] != 0);
+		if (!sharer[i])
+			return;
+	}
+	rounds = rounds_per_thread;
+	pthread_t threads[SHARERS * THREADS_PER_ADDRESS];
+	for (int t = 0; t < SHARERS * THREADS_PER_ADDRESS; t++)
+		CHECK_EQ(pthread_create(&threads[t], NULL, churn,
+					(void *)(intptr_t)(t % SHARERS)), 0);
+	for (int t = 0; t < SHARERS * THREADS_PER_ADDRESS; t++)
+		CHECK_EQ(pthread_join(threads[t], NULL), 0);
+	CHECK_EQ(atomic_load(&shared_by_two), 0);
+	CHECK_EQ(atomic_load(&outside_run), 0);
+	CHECK_EQ(queue_table_in_use(), 0);
+}
+
 /* Holding ever more addresses runs out of records (no allocation), and
  * releasing them all makes every record free again. */
 static void bounded_and_recycled(void)
@@ -144,13 +214,15 @@ static void reset_after_fork_frees_all(void)
 	CHECK_EQ(queue_table_in_use(), 0);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	long rounds_per_thread = argc > 1 ? atol(argv[1]) : 100000;
 	CHECK_EQ(queue_table_in_use(), 0);
 	same_address_same_record();
 	different_addresses_different_records();
 	colliding_addresses_stay_apart();
 	bounded_and_recycled();
+	concurrent_collisions_never_share(rounds_per_thread);
 	unrepresentable_address_refused();
 	reset_after_fork_frees_all();
 	return check_report("queue-table");
