@@ -58,6 +58,38 @@ static inline int api_owner(pthread_mutex_t *m)
 	return __atomic_load_n(&m->__data.__owner, __ATOMIC_RELAXED);
 }
 
+/*
+ * Initialise m as the kind named: "default" (no attributes: glibc's kind 0,
+ * the shim's fastest path), "normal" (type set explicitly, which glibc
+ * marks no-elision: kind 512), "adaptive", "errorcheck", "recursive".
+ * Returns the type, or -1 for an unknown name.
+ */
+static inline int api_init_kind(pthread_mutex_t *m, const char *name)
+{
+	static const struct { const char *name; int type; } kinds[] = {
+		{ "normal", PTHREAD_MUTEX_NORMAL },
+		{ "adaptive", PTHREAD_MUTEX_ADAPTIVE_NP },
+		{ "errorcheck", PTHREAD_MUTEX_ERRORCHECK },
+		{ "recursive", PTHREAD_MUTEX_RECURSIVE },
+	};
+	if (strcmp(name, "default") == 0) {
+		CHECK_EQ(pthread_mutex_init(m, NULL), 0);
+		CHECK_EQ(m->__data.__kind, 0);
+		return PTHREAD_MUTEX_NORMAL;
+	}
+	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+		if (strcmp(name, kinds[i].name) != 0)
+			continue;
+		pthread_mutexattr_t attr;
+		CHECK_EQ(pthread_mutexattr_init(&attr), 0);
+		CHECK_EQ(pthread_mutexattr_settype(&attr, kinds[i].type), 0);
+		CHECK_EQ(pthread_mutex_init(m, &attr), 0);
+		pthread_mutexattr_destroy(&attr);
+		return kinds[i].type;
+	}
+	return -1;
+}
+
 /* a + ms milliseconds, normalised. */
 static inline struct timespec api_ts_add_ms(struct timespec a, long ms)
 {

@@ -1,6 +1,6 @@
 /* tests/api/cond.c — condition variables on interposed mutexes.
  *
- * Usage: cond KIND    (normal adaptive errorcheck recursive)
+ * Usage: cond KIND    (default normal adaptive errorcheck recursive)
  * pthread_cond_*wait unlock and relock the mutex through glibc's internal
  * functions, on the word the shim keeps in glibc's protocol.  After every
  * wait the caller must own the mutex again (owner field, EBUSY for others,
@@ -275,33 +275,14 @@ static void wakeups(void)
 	CHECK_EQ(api_word(&m), 0);
 }
 
-static int type_of(const char *name)
-{
-	static const struct { const char *name; int type; } kinds[] = {
-		{ "normal", PTHREAD_MUTEX_NORMAL },
-		{ "adaptive", PTHREAD_MUTEX_ADAPTIVE_NP },
-		{ "errorcheck", PTHREAD_MUTEX_ERRORCHECK },
-		{ "recursive", PTHREAD_MUTEX_RECURSIVE },
-	};
-	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
-		if (strcmp(name, kinds[i].name) == 0)
-			return kinds[i].type;
-	return -1;
-}
-
 int main(int argc, char **argv)
 {
 	api_start("cond");
-	mutex_type = type_of(argc > 1 ? argv[1] : "");
+	mutex_type = api_init_kind(&m, argc > 1 ? argv[1] : "");
 	if (mutex_type < 0) {
-		fprintf(stderr, "usage: cond normal|adaptive|errorcheck|recursive\n");
+		fprintf(stderr, "usage: cond default|normal|adaptive|errorcheck|recursive\n");
 		return 2;
 	}
-	pthread_mutexattr_t attr;
-	CHECK_EQ(pthread_mutexattr_init(&attr), 0);
-	CHECK_EQ(pthread_mutexattr_settype(&attr, mutex_type), 0);
-	CHECK_EQ(pthread_mutex_init(&m, &attr), 0);
-	pthread_mutexattr_destroy(&attr);
 
 	timed_waits();
 	wakeups();

@@ -1,6 +1,6 @@
 /* tests/api/destroy.c — pthread_mutex_destroy's EBUSY check on interposed mutexes.
  *
- * Usage: destroy KIND    (normal adaptive errorcheck recursive static)
+ * Usage: destroy KIND    (default normal adaptive errorcheck recursive static)
  * glibc's destroy refuses a mutex whose __nusers is not zero, so the shim
  * must count holders there exactly as glibc does: EBUSY while locked by
  * lock, trylock, timedlock, by another thread, or after a condition wait
@@ -9,7 +9,7 @@
 #include "api.h"
 
 static pthread_mutex_t m;
-static int mutex_type;
+static const char *kind_name;
 static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
 static bool waiter_registered, waiter_released;
 
@@ -19,18 +19,15 @@ static const bool under_thread_sanitizer = true;
 static const bool under_thread_sanitizer = false;
 #endif
 
-static void init_mutex(void)
+/* Returns the type, -1 for an unknown kind name. */
+static int init_mutex(void)
 {
-	if (mutex_type < 0) {
+	if (strcmp(kind_name, "static") == 0) {
 		pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
 		m = fresh;
-		return;
+		return PTHREAD_MUTEX_NORMAL;
 	}
-	pthread_mutexattr_t attr;
-	CHECK_EQ(pthread_mutexattr_init(&attr), 0);
-	CHECK_EQ(pthread_mutexattr_settype(&attr, mutex_type), 0);
-	CHECK_EQ(pthread_mutex_init(&m, &attr), 0);
-	pthread_mutexattr_destroy(&attr);
+	return api_init_kind(&m, kind_name);
 }
 
 /* Destroy must refuse now, leave m working, and accept once m is free. */
@@ -86,23 +83,12 @@ static void busy_while_a_thread_waits(void)
 int main(int argc, char **argv)
 {
 	api_start("destroy");
-	const char *name = argc > 1 ? argv[1] : "";
-	if (strcmp(name, "static") == 0)
-		mutex_type = -1;
-	else if (strcmp(name, "normal") == 0)
-		mutex_type = PTHREAD_MUTEX_NORMAL;
-	else if (strcmp(name, "adaptive") == 0)
-		mutex_type = PTHREAD_MUTEX_ADAPTIVE_NP;
-	else if (strcmp(name, "errorcheck") == 0)
-		mutex_type = PTHREAD_MUTEX_ERRORCHECK;
-	else if (strcmp(name, "recursive") == 0)
-		mutex_type = PTHREAD_MUTEX_RECURSIVE;
-	else {
-		fprintf(stderr, "usage: destroy normal|adaptive|errorcheck|recursive|static\n");
+	kind_name = argc > 1 ? argv[1] : "";
+	int mutex_type = init_mutex();
+	if (mutex_type < 0) {
+		fprintf(stderr, "usage: destroy default|normal|adaptive|errorcheck|recursive|static\n");
 		return 2;
 	}
-
-	init_mutex();
 	CHECK_EQ(pthread_mutex_destroy(&m), 0);      /* free, never used */
 	init_mutex();
 
@@ -150,6 +136,6 @@ int main(int argc, char **argv)
 		busy_while_a_thread_waits();
 	CHECK_EQ(pthread_mutex_destroy(&m), 0);
 
-	printf("destroy %s: checked\n", name);
+	printf("destroy %s: checked\n", kind_name);
 	return check_report("destroy");
 }

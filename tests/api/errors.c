@@ -1,7 +1,7 @@
 /* tests/api/errors.c — error semantics of each CNA kind, exactly as glibc.
  *
  * Usage: errors KIND
- *   KIND: normal adaptive errorcheck recursive
+ *   KIND: default normal adaptive errorcheck recursive
  *         static-normal static-adaptive static-errorcheck static-recursive
  * The static-* kinds use the static initializers with no init call.  Besides
  * the return values, the glibc fields (__lock, __owner, __count, __nusers)
@@ -155,48 +155,39 @@ static void recursive_semantics(pthread_mutex_t *m)
 	expect_free(m);
 }
 
-static int type_of(const char *name)
+/* The static-* kinds, by name. */
+static pthread_mutex_t *static_named(const char *name, int *type)
 {
-	if (strstr(name, "normal"))
-		return PTHREAD_MUTEX_NORMAL;
-	if (strstr(name, "adaptive"))
-		return PTHREAD_MUTEX_ADAPTIVE_NP;
-	if (strstr(name, "errorcheck"))
-		return PTHREAD_MUTEX_ERRORCHECK;
-	if (strstr(name, "recursive"))
-		return PTHREAD_MUTEX_RECURSIVE;
-	return -1;
-}
-
-static pthread_mutex_t *static_of(int type)
-{
-	switch (type) {
-	case PTHREAD_MUTEX_NORMAL: return &static_normal;
-	case PTHREAD_MUTEX_ADAPTIVE_NP: return &static_adaptive;
-	case PTHREAD_MUTEX_ERRORCHECK: return &static_errorcheck;
-	default: return &static_recursive;
+	static const struct { const char *name; pthread_mutex_t *mutex; int type; } kinds[] = {
+		{ "static-normal", &static_normal, PTHREAD_MUTEX_NORMAL },
+		{ "static-adaptive", &static_adaptive, PTHREAD_MUTEX_ADAPTIVE_NP },
+		{ "static-errorcheck", &static_errorcheck, PTHREAD_MUTEX_ERRORCHECK },
+		{ "static-recursive", &static_recursive, PTHREAD_MUTEX_RECURSIVE },
+	};
+	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+		if (strcmp(name, kinds[i].name) == 0) {
+			*type = kinds[i].type;
+			return kinds[i].mutex;
+		}
 	}
+	return NULL;
 }
 
 int main(int argc, char **argv)
 {
 	api_start("errors");
 	const char *name = argc > 1 ? argv[1] : "";
-	int type = type_of(name);
-	if (type < 0) {
-		fprintf(stderr, "usage: errors [static-]normal|adaptive|errorcheck|recursive\n");
-		return 2;
-	}
-
 	pthread_mutex_t dynamic;
-	pthread_mutex_t *m = static_of(type);
-	if (strncmp(name, "static-", 7) != 0) {
-		pthread_mutexattr_t attr;
-		CHECK_EQ(pthread_mutexattr_init(&attr), 0);
-		CHECK_EQ(pthread_mutexattr_settype(&attr, type), 0);
-		CHECK_EQ(pthread_mutex_init(&dynamic, &attr), 0);
-		pthread_mutexattr_destroy(&attr);
+	int type;
+	pthread_mutex_t *m = static_named(name, &type);
+	if (!m) {
+		type = api_init_kind(&dynamic, name);
 		m = &dynamic;
+	}
+	if (type < 0) {
+		fprintf(stderr, "usage: errors [static-]normal|adaptive|errorcheck|recursive, "
+				"or default\n");
+		return 2;
 	}
 
 	common_semantics(m, type);

@@ -1,6 +1,6 @@
 /* tests/api/timed.c — pthread_mutex_timedlock and _clocklock, as glibc.
  *
- * Usage: timed KIND    (normal adaptive errorcheck recursive)
+ * Usage: timed KIND    (default normal adaptive errorcheck recursive)
  * On a mutex held by another thread: ETIMEDOUT, and never before the
  * deadline on the clock asked for; a past deadline times out at once; a bad
  * tv_nsec is EINVAL only when the call would have to wait; an unsupported
@@ -215,34 +215,15 @@ static void stress(pthread_mutex_t *m)
 	CHECK_EQ(pthread_mutex_unlock(m), 0);
 }
 
-static int type_of(const char *name)
-{
-	static const struct { const char *name; int type; } kinds[] = {
-		{ "normal", PTHREAD_MUTEX_NORMAL },
-		{ "adaptive", PTHREAD_MUTEX_ADAPTIVE_NP },
-		{ "errorcheck", PTHREAD_MUTEX_ERRORCHECK },
-		{ "recursive", PTHREAD_MUTEX_RECURSIVE },
-	};
-	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
-		if (strcmp(name, kinds[i].name) == 0)
-			return kinds[i].type;
-	return -1;
-}
-
 int main(int argc, char **argv)
 {
 	api_start("timed");
-	int type = type_of(argc > 1 ? argv[1] : "");
+	pthread_mutex_t m;
+	int type = api_init_kind(&m, argc > 1 ? argv[1] : "");
 	if (type < 0) {
-		fprintf(stderr, "usage: timed normal|adaptive|errorcheck|recursive\n");
+		fprintf(stderr, "usage: timed default|normal|adaptive|errorcheck|recursive\n");
 		return 2;
 	}
-	pthread_mutexattr_t attr;
-	pthread_mutex_t m;
-	CHECK_EQ(pthread_mutexattr_init(&attr), 0);
-	CHECK_EQ(pthread_mutexattr_settype(&attr, type), 0);
-	CHECK_EQ(pthread_mutex_init(&m, &attr), 0);
-	pthread_mutexattr_destroy(&attr);
 
 	for (int via = 0; via < VIA_COUNT; via++) {
 		held_by_other(&m, via);
