@@ -97,7 +97,7 @@ int main(int argc, char **argv)
 		flushes += workers[i].flushes;
 	}
 	CHECK_EQ(counter, (unsigned long)threads * (unsigned long)iterations);
-	CHECK_EQ(atomic_load(&overlaps), 0);
+	CHECK_EQ(atomic_load_explicit(&overlaps, memory_order_relaxed), 0);   /* after join */
 	CHECK(cna_queue_is_idle(&queue));
 	CHECK(parks > 0);
 	/* Every grant but the first headship of each idle period is a handoff. */
