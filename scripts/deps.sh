@@ -18,4 +18,4 @@ need_packages() {
 }
 
 # Packages the build and the test suite use.
-TEST_PACKAGES=(gcc g++ meson ninja-build pkg-config libnuma-dev numactl valgrind spin pigz xz-utils stress-ng)
+TEST_PACKAGES=(gcc g++ meson ninja-build pkg-config libnuma-dev numactl valgrind spin pigz xz-utils stress-ng clang libclang-rt-14-dev)
