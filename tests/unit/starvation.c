@@ -193,6 +193,9 @@ static int run_with_stats(char *self, char *target, char *deadline)
 	CHECK(stats_get(&stats, "handoffs_remote") > 0);
 	CHECK(stats_get(&stats, "secondary_moves") > 0);
 	CHECK(stats_get(&stats, "flushes") > 0);
+	/* With the node-1 thread alone on its node, every cross-node handoff
+	 * has it as granter or grantee: at most two per acquisition of it. */
+	CHECK(stats_get(&stats, "handoffs_remote") <= 2.0 * (double)remote_target);
 	/* One handoff at most per acquisition through the queue. */
 	CHECK(stats_get(&stats, "acquisitions_slow") >=
 	      stats_get(&stats, "handoffs_local") + stats_get(&stats, "handoffs_remote"));
