@@ -33,12 +33,33 @@ bool tunable_parse_uint(const char *text, unsigned min, unsigned max,
 	return true;
 }
 
+/* Copy at most 200 bytes of value into out, control bytes escaped, so the
+ * complaint stays one line whatever the environment holds. */
+static void escape_value(const char *value, char *out, size_t size)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t n = 0;
+	for (const unsigned char *p = (const unsigned char *)value;
+	     *p && p - (const unsigned char *)value < 200 && n + 5 < size; p++) {
+		if (*p >= 0x20 && *p != 0x7f) {
+			out[n++] = (char)*p;
+		} else {
+			out[n++] = '\\';
+			out[n++] = 'x';
+			out[n++] = hex[*p >> 4];
+			out[n++] = hex[*p & 15];
+		}
+	}
+	out[n] = '\0';
+}
+
 void tunable_complain(const char *name, const char *value, const char *reason,
 		      const char *fallback)
 {
-	char line[512];
-	int n = snprintf(line, sizeof line, "cnamutex: ignoring %s=%.200s: %s; using %s\n",
-			 name, value, reason, fallback);
+	char shown[1024], line[1400];
+	escape_value(value, shown, sizeof shown);
+	int n = snprintf(line, sizeof line, "cnamutex: ignoring %s=%s: %s; using %s\n",
+			 name, shown, reason, fallback);
 	if (n > 0) {
 		size_t len = (size_t)n < sizeof line ? (size_t)n : sizeof line - 1;
 		if (line[len - 1] != '\n')
