@@ -15,33 +15,11 @@
 #include "../check.h"
 #include "../unit/child.h"
 
-#define CHILD_ROUNDS 2000
 #define LONG_VALUE 10240
-
-static pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
-static unsigned long counter;
-
-static void *hammer(void *arg)
-{
-	(void)arg;
-	for (int i = 0; i < CHILD_ROUNDS; i++) {
-		CHECK_EQ(pthread_mutex_lock(&mutex), 0);
-		counter++;
-		CHECK_EQ(pthread_mutex_unlock(&mutex), 0);
-	}
-	return NULL;
-}
 
 static int child(void)
 {
-	check_running_under_shim();
-	pthread_t threads[2];
-	for (int i = 0; i < 2; i++)
-		CHECK_EQ(pthread_create(&threads[i], NULL, hammer, NULL), 0);
-	for (int i = 0; i < 2; i++)
-		CHECK_EQ(pthread_join(threads[i], NULL), 0);
-	CHECK_EQ(counter, 2ul * CHILD_ROUNDS);
-	return check_report("odd-tunables child");
+	return child_mutex_workout("odd-tunables child");
 }
 
 static const char *const names[] = {

@@ -15,33 +15,10 @@
 #include "../check.h"
 #include "child.h"
 
-#define CHILD_THREADS 2
-#define CHILD_ROUNDS 2000
-
-static pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
-static unsigned long counter;
-
-static void *hammer(void *arg)
-{
-	(void)arg;
-	for (int i = 0; i < CHILD_ROUNDS; i++) {
-		CHECK_EQ(pthread_mutex_lock(&mutex), 0);
-		counter++;
-		CHECK_EQ(pthread_mutex_unlock(&mutex), 0);
-	}
-	return NULL;
-}
 
 static int child(void)
 {
-	check_running_under_shim();
-	pthread_t threads[CHILD_THREADS];
-	for (int i = 0; i < CHILD_THREADS; i++)
-		CHECK_EQ(pthread_create(&threads[i], NULL, hammer, NULL), 0);
-	for (int i = 0; i < CHILD_THREADS; i++)
-		CHECK_EQ(pthread_join(threads[i], NULL), 0);
-	CHECK_EQ(counter, (unsigned long)CHILD_THREADS * CHILD_ROUNDS);
-	return check_report("bad-tunables child");
+	return child_mutex_workout("bad-tunables child");
 }
 
 struct tunable {

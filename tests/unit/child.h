@@ -107,4 +107,41 @@ static inline int child_line_count(const char *text)
 	return child_lines_starting(text, "", NULL);
 }
 
+
+/* The child's job in the tunable tests: two threads take one mutex
+ * CHILD_WORKOUT_ROUNDS times each, so a harmed shim shows. */
+#include <pthread.h>
+
+#include "../check.h"
+
+#define CHILD_WORKOUT_THREADS 2
+#define CHILD_WORKOUT_ROUNDS 2000
+
+static pthread_mutex_t child_workout_mutex = PTHREAD_MUTEX_INITIALIZER;
+static unsigned long child_workout_counter;
+
+static void *child_workout_hammer(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < CHILD_WORKOUT_ROUNDS; i++) {
+		CHECK_EQ(pthread_mutex_lock(&child_workout_mutex), 0);
+		child_workout_counter++;
+		CHECK_EQ(pthread_mutex_unlock(&child_workout_mutex), 0);
+	}
+	return NULL;
+}
+
+static inline int child_mutex_workout(const char *name)
+{
+	check_running_under_shim();
+	pthread_t threads[CHILD_WORKOUT_THREADS];
+	for (int i = 0; i < CHILD_WORKOUT_THREADS; i++)
+		CHECK_EQ(pthread_create(&threads[i], NULL, child_workout_hammer, NULL), 0);
+	for (int i = 0; i < CHILD_WORKOUT_THREADS; i++)
+		CHECK_EQ(pthread_join(threads[i], NULL), 0);
+	CHECK_EQ(child_workout_counter,
+		 (unsigned long)CHILD_WORKOUT_THREADS * CHILD_WORKOUT_ROUNDS);
+	return check_report(name);
+}
+
 #endif
