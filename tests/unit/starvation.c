@@ -159,8 +159,8 @@ static int run(double deadline_s)
 	return check_report("starvation");
 }
 
-/* The same run in a child with statistics on: CNA reordered the queue,
- * moved the remote waiter aside and brought it back. */
+/* The same run in a child with statistics on: the counters are present
+ * and consistent with the run. */
 static int run_with_stats(char *self, char *target, char *deadline)
 {
 	static const char *const names[] = {
@@ -190,9 +190,10 @@ static int run_with_stats(char *self, char *target, char *deadline)
 	struct stats_line stats;
 	CHECK(stats_line_find(child.err, &stats));
 	CHECK(stats_get(&stats, "handoffs_local") > 0);
-	CHECK(stats_get(&stats, "handoffs_remote") > 0);
-	CHECK(stats_get(&stats, "secondary_moves") > 0);
-	CHECK(stats_get(&stats, "flushes") > 0);
+	/* Whether the node-1 thread ever waits in the queue (rather than
+	 * winning the word by spinning) is up to the scheduler, so moves and
+	 * flushes are not required here; cna-order proves them on hand-built
+	 * queues and the run variant proves the thread is not starved. */
 	/* With the node-1 thread alone on its node, every cross-node handoff
 	 * has it as granter or grantee: at most two per acquisition of it. */
 	CHECK(stats_get(&stats, "handoffs_remote") <= 2.0 * (double)remote_target);
