@@ -26,9 +26,12 @@ struct cna_params cnamutex_params = {
 	.spin_budget = TUNABLE_SPIN_DEFAULT,
 };
 
-static unsigned pre_queue_spin_budget(void)
+static unsigned spin_budget(struct cnamutex_thread *self, enum spin_kind kind)
 {
-	return cnamutex_params.spin_budget / PRE_QUEUE_SPIN_DIVISOR;
+	unsigned budget = cnamutex_params.spin_budget;
+	if (kind == SPIN_BEFORE_QUEUE)
+		budget /= PRE_QUEUE_SPIN_DIVISOR;
+	return spin_credit_budget(&self->spin, kind, budget);
 }
 
 static void count_handoff(struct stats_block *s, const struct cna_handoff *h)
@@ -64,9 +67,22 @@ void contended_lock(pthread_mutex_t *m)
 	uint64_t start_ns = instrument_enabled ? cna_now_ns() : 0;
 
 	/* Most contention is a holder about to leave: spin a little on the
-	 * word before paying for the queue (like qspinlock's pending waiter). */
-	if (word_spin_lock(word, pre_queue_spin_budget())) {
+	 * word (like qspinlock's pending waiter), then wait on the word itself
+	 * if nobody does yet; queue if somebody does. */
+	int spin = word_spin_unwaited(word, spin_budget(self, SPIN_BEFORE_QUEUE));
+	if (spin != WORD_SPIN_WAITED_ON)
+		spin_credit_settle(&self->spin, SPIN_BEFORE_QUEUE, spin == WORD_SPIN_SPENT);
+	if (spin == WORD_SPIN_ACQUIRED) {
 		count_spun(start_ns);
+		profile_contended(m, start_ns, NULL);
+		return;
+	}
+	if (spin == WORD_SPIN_SPENT && word_lock_as_first_waiter(word)) {
+		if (stats_enabled) {
+			struct stats_block *s = stats_self();
+			stats_add(&s->acquisitions_word, 1);
+			count_wait(s, start_ns);
+		}
 		profile_contended(m, start_ns, NULL);
 		return;
 	}
@@ -84,16 +100,23 @@ void contended_lock(pthread_mutex_t *m)
 	}
 
 	thread_prepare_node(self);
-	bool parked = cna_wait_for_head(&record->queue, &self->node, &cnamutex_params);
+	struct cna_params params = cnamutex_params;
+	params.spin_budget = spin_budget(self, SPIN_IN_QUEUE);
+	bool parked = false;
+	if (!cna_enqueue(&record->queue, &self->node)) {
+		parked = cna_wait_granted(&self->node, &params);
+		spin_credit_settle(&self->spin, SPIN_IN_QUEUE, parked);
+	}
 #ifdef CNAMUTEX_BROKEN_FOR_TESTS
 	/* Deliberately broken build: the head skips the word, so two threads
 	 * can own the mutex at once.  The exclusion tests must catch this. */
 	bool slept = false;
 #else
-	bool slept = word_lock_as_head(word, cnamutex_params.spin_budget);
+	bool slept = word_lock_as_head(word, spin_budget(self, SPIN_AS_HEAD));
 #endif
+	spin_credit_settle(&self->spin, SPIN_AS_HEAD, slept);
 	struct cna_handoff handoff;
-	cna_pass_head(&record->queue, &self->node, &cnamutex_params, &self->prng, &handoff);
+	cna_pass_head(&record->queue, &self->node, &params, &self->prng, &handoff);
 	queue_table_release(record);
 
 	if (stats_enabled) {

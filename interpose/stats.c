@@ -119,17 +119,18 @@ void stats_report(void)
 	}
 	uint64_t slow = total.acquisitions_slow;
 	uint64_t waits = total.acquisitions_spun + slow + total.acquisitions_timed +
-			 total.queue_fallbacks;
+			 total.acquisitions_word + total.queue_fallbacks;
 	char line[1024];
 	int n = snprintf(line, sizeof line,
 			 "cnamutex: stats acquisitions_fast=%llu acquisitions_spun=%llu acquisitions_slow=%llu"
-			 " acquisitions_timed=%llu queue_fallbacks=%llu"
+			 " acquisitions_timed=%llu acquisitions_word=%llu queue_fallbacks=%llu"
 			 " handoffs_local=%llu handoffs_remote=%llu secondary_moves=%llu"
 			 " flushes=%llu parks=%llu wait_max_us=%llu wait_mean_us=%.1f\n",
 			 (unsigned long long)total.acquisitions_fast,
 			 (unsigned long long)total.acquisitions_spun,
 			 (unsigned long long)slow,
 			 (unsigned long long)total.acquisitions_timed,
+			 (unsigned long long)total.acquisitions_word,
 			 (unsigned long long)total.queue_fallbacks,
 			 (unsigned long long)total.handoffs_local,
 			 (unsigned long long)total.handoffs_remote,

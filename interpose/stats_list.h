@@ -6,6 +6,7 @@ STAT(acquisitions_fast, SUM)  /* lock/trylock/timedlock won on the first CAS */
 STAT(acquisitions_spun, SUM)  /* contended, won by spinning before queueing */
 STAT(acquisitions_slow, SUM)  /* acquisitions that went through the queue */
 STAT(acquisitions_timed, SUM) /* timed acquisitions that waited on the word */
+STAT(acquisitions_word, SUM)  /* contended, first waiter: waited on the word, not queued */
 STAT(queue_fallbacks, SUM)    /* contended acquisitions with no queue record free */
 STAT(handoffs_local, SUM)     /* headship passed to a waiter on the granter's node */
 STAT(handoffs_remote, SUM)    /* headship passed to a waiter on another node */

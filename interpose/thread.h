@@ -7,12 +7,14 @@
 #include <sys/types.h>
 
 #include "../cna/cna.h"
+#include "spin_credit.h"
 #include "stats.h"
 
 struct cnamutex_thread {
 	struct cna_node node;      /* our place in a queue; one queue at a time */
 	pid_t tid;                 /* cached gettid(), 0 until first use */
 	uint32_t prng;             /* shuffle-reduction random state */
+	struct spin_credit spin;   /* adaptive spin budgets, see spin_credit.h */
 	unsigned index;            /* order of first contended acquisition */
 	bool index_assigned;
 	unsigned sched_epoch_seen; /* see thread_is_priority() */

@@ -25,6 +25,42 @@ bool word_spin_lock(_Atomic uint32_t *word, unsigned spin_budget)
 	return false;
 }
 
+bool word_lock_as_first_waiter(_Atomic uint32_t *word)
+{
+	uint32_t seen = atomic_load_explicit(word, memory_order_relaxed);
+	for (;;) {
+		if (seen == WORD_HELD_SLEEPERS)
+			return false;           /* somebody waits on it already */
+		if (seen == WORD_FREE) {
+			if (word_try_lock(word))
+				return true;
+			seen = atomic_load_explicit(word, memory_order_relaxed);
+			continue;
+		}
+		/* 1 -> 2: we are its waiter.  Relaxed: nothing is acquired
+		 * here; the exchange in word_lock_sleeping() acquires. */
+		if (atomic_compare_exchange_weak_explicit(word, &seen, WORD_HELD_SLEEPERS,
+							  memory_order_relaxed,
+							  memory_order_relaxed))
+			break;
+	}
+	word_lock_sleeping(word);
+	return true;
+}
+
+int word_spin_unwaited(_Atomic uint32_t *word, unsigned spin_budget)
+{
+	for (unsigned i = 0; i < spin_budget; i++) {
+		uint32_t seen = atomic_load_explicit(word, memory_order_relaxed);
+		if (seen == WORD_FREE && word_try_lock(word))
+			return WORD_SPIN_ACQUIRED;
+		if (seen == WORD_HELD_SLEEPERS)
+			return WORD_SPIN_WAITED_ON;
+		cpu_relax();
+	}
+	return WORD_SPIN_SPENT;
+}
+
 bool word_lock_as_head(_Atomic uint32_t *word, unsigned spin_budget)
 {
 	if (word_spin_lock(word, spin_budget))

@@ -17,6 +17,25 @@
  */
 bool word_lock_as_head(_Atomic uint32_t *word, unsigned spin_budget);
 
+/*
+ * A newcomer's spin: test-and-test-and-set for up to spin_budget rounds,
+ * but only while nobody waits on the word (1, not 2).  Once somebody waits,
+ * spinning would only race the waiters for the word (and, with NUMA
+ * ordering, take the lock out of the queue's order): queue instead, as
+ * qspinlock does when the lock has a pending or queued waiter.
+ */
+enum { WORD_SPIN_ACQUIRED, WORD_SPIN_WAITED_ON, WORD_SPIN_SPENT };
+int word_spin_unwaited(_Atomic uint32_t *word, unsigned spin_budget);
+
+/*
+ * The first waiter of a held word waits on the word itself, as glibc's
+ * waiters do, without queueing (qspinlock's pending waiter in user space):
+ * if the word is 1 (held, nobody waiting) set it to 2, sleep, and take it
+ * the glibc way.  Returns false at once if the word is 2 already: then
+ * somebody waits on it and the caller should queue.  True once acquired.
+ */
+bool word_lock_as_first_waiter(_Atomic uint32_t *word);
+
 /* Test-and-test-and-set for up to spin_budget rounds; true if acquired. */
 bool word_spin_lock(_Atomic uint32_t *word, unsigned spin_budget);
 

@@ -5,8 +5,11 @@
  *   unit-stats                    runs the children below and checks
  *   unit-stats count              one thread: known fast acquisitions only
  *   unit-stats contended          threads queueing on one mutex
+ *   unit-stats routing            one waiter on the word, the next one queued
  */
 #include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
 #include <pthread.h>
 #include <sched.h>
 #include <string.h>
@@ -120,12 +123,90 @@ static bool parse(struct stats_line *stats)
 static double acquisitions(const struct stats_line *s)
 {
 	double n = stats_get(s, "acquisitions_fast") + stats_get(s, "acquisitions_slow");
-	const char *optional[] = { "acquisitions_spun", "acquisitions_timed", "queue_fallbacks" };
-	for (size_t i = 0; i < 3; i++)
+	const char *optional[] = { "acquisitions_spun", "acquisitions_timed", "acquisitions_word",
+				   "queue_fallbacks" };
+	for (size_t i = 0; i < sizeof optional / sizeof optional[0]; i++)
 		for (int k = 0; k < s->keys; k++)
 			if (!strcmp(s->key[k], optional[i]))
 				n += s->value[k];
 	return n;
+}
+
+/* Where each waiter goes.  The owner holds the mutex; the first waiter
+ * finds nobody waiting and waits on the mutex word itself (word 1 -> 2);
+ * the second finds the word at 2 and queues.  Each step waits until the
+ * waiter sleeps in the kernel, so the counts are exact. */
+static pthread_mutex_t routed = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic pid_t waiter_tid[2];
+
+static void *routed_waiter(void *arg)
+{
+	_Atomic pid_t *tid = arg;
+	atomic_store(tid, gettid());
+	CHECK_EQ(pthread_mutex_lock(&routed), 0);
+	CHECK_EQ(pthread_mutex_unlock(&routed), 0);
+	return NULL;
+}
+
+/* State letter of a thread of ours ('S': asleep, here in a futex wait). */
+static char thread_state(pid_t tid)
+{
+	char path[64], buf[256];
+	snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return '?';
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	const char *close_paren = strrchr(buf, ')');
+	return close_paren && close_paren[1] == ' ' ? close_paren[2] : '?';
+}
+
+static bool wait_until_asleep(_Atomic pid_t *tid)
+{
+	for (int i = 0; i < 20000; i++) {   /* 20 s at most */
+		pid_t t = atomic_load(tid);
+		if (t && thread_state(t) == 'S')
+			return true;
+		struct timespec ms = { 0, 1000000 };
+		nanosleep(&ms, NULL);
+	}
+	return false;
+}
+
+static int routing_child(void)
+{
+	check_running_under_shim();
+	pthread_t threads[2];
+	CHECK_EQ(pthread_mutex_lock(&routed), 0);
+	for (int i = 0; i < 2; i++) {
+		CHECK_EQ(pthread_create(&threads[i], NULL, routed_waiter, &waiter_tid[i]), 0);
+		CHECK(wait_until_asleep(&waiter_tid[i]));
+		/* glibc's word: 2 = held with a waiter sleeping on it */
+		CHECK_EQ(__atomic_load_n(&routed.__data.__lock, __ATOMIC_RELAXED), 2);
+	}
+	CHECK_EQ(pthread_mutex_unlock(&routed), 0);
+	for (int i = 0; i < 2; i++)
+		CHECK_EQ(pthread_join(threads[i], NULL), 0);
+	return check_report("stats routing child");
+}
+
+static void routing_counts(void)
+{
+	const char *set[] = { "CNAMUTEX_STATS=1", NULL };
+	struct stats_line s;
+	if (!run("routing", set) || !parse(&s))
+		return;
+	fputs(result.err, stdout);
+	CHECK_EQ(acquisitions(&s), 3);
+	CHECK_EQ(stats_get(&s, "acquisitions_fast"), 1);
+	CHECK_EQ(stats_get(&s, "acquisitions_word"), 1);
+	CHECK_EQ(stats_get(&s, "acquisitions_slow"), 1);
+	/* the queued one found the queue empty: head at once, nobody to pass to */
+	CHECK_EQ(stats_get(&s, "handoffs_local") + stats_get(&s, "handoffs_remote"), 0);
+	/* ... and slept on the word behind the first waiter */
+	CHECK_EQ(stats_get(&s, "parks"), 1);
 }
 
 static void known_counts(void)
@@ -179,9 +260,12 @@ int main(int argc, char **argv)
 		return count_child();
 	if (argc == 2 && !strcmp(argv[1], "contended"))
 		return contended_child();
+	if (argc == 2 && !strcmp(argv[1], "routing"))
+		return routing_child();
 	check_running_under_shim();
 	known_counts();
 	contended_counts();
+	routing_counts();
 	silent_without_stats();
 	return check_report("stats");
 }
