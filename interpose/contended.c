@@ -65,6 +65,7 @@ void contended_lock(pthread_mutex_t *m)
 	struct cnamutex_thread *self = thread_self();
 	_Atomic uint32_t *word = mutex_word(m);
 	uint64_t start_ns = instrument_enabled ? cna_now_ns() : 0;
+	thread_note_contended(self);
 
 	/* Most contention is a holder about to leave: spin a little on the
 	 * word (like qspinlock's pending waiter), then wait on the word itself

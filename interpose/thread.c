@@ -38,13 +38,17 @@ static bool thread_is_priority(struct cnamutex_thread *self)
 	return self->priority;
 }
 
-void thread_prepare_node(struct cnamutex_thread *self)
+void thread_note_contended(struct cnamutex_thread *self)
 {
 	if (!self->index_assigned) {
 		self->index = atomic_fetch_add_explicit(&next_thread_index, 1,
 							memory_order_relaxed);
 		self->index_assigned = true;
 	}
+}
+
+void thread_prepare_node(struct cnamutex_thread *self)
+{
 	self->node.real_node = topology_current_node(self->index);
 	self->node.priority = thread_is_priority(self);
 }

@@ -42,6 +42,11 @@ static inline pid_t thread_tid(void)
 	return tid;
 }
 
+/* On every contended acquisition: the first one gives the thread its index
+ * (CNAMUTEX_TOPOLOGY=threads=N places threads by it), whichever way it
+ * then waits. */
+void thread_note_contended(struct cnamutex_thread *self);
+
 /* Fill in the node fields a waiter sets before it enqueues. */
 void thread_prepare_node(struct cnamutex_thread *self);
 
