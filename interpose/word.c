@@ -14,15 +14,28 @@ void word_lock_sleeping(_Atomic uint32_t *word)
 		futex_wait_private(word, WORD_HELD_SLEEPERS);
 }
 
-bool word_spin_lock(_Atomic uint32_t *word, unsigned spin_budget)
+/* Test-and-test-and-set; with stop_when_waited, give up once the word is 2. */
+static int spin_on_word(_Atomic uint32_t *word, unsigned spin_budget, bool stop_when_waited)
 {
 	for (unsigned i = 0; i < spin_budget; i++) {
-		if (atomic_load_explicit(word, memory_order_relaxed) == WORD_FREE &&
-		    word_try_lock(word))
-			return true;
+		uint32_t seen = atomic_load_explicit(word, memory_order_relaxed);
+		if (seen == WORD_FREE && word_try_lock(word))
+			return WORD_SPIN_ACQUIRED;
+		if (stop_when_waited && seen == WORD_HELD_SLEEPERS)
+			return WORD_SPIN_WAITED_ON;
 		cpu_relax();
 	}
-	return false;
+	return WORD_SPIN_SPENT;
+}
+
+bool word_spin_lock(_Atomic uint32_t *word, unsigned spin_budget)
+{
+	return spin_on_word(word, spin_budget, false) == WORD_SPIN_ACQUIRED;
+}
+
+int word_spin_unwaited(_Atomic uint32_t *word, unsigned spin_budget)
+{
+	return spin_on_word(word, spin_budget, true);
 }
 
 bool word_lock_as_first_waiter(_Atomic uint32_t *word)
@@ -46,19 +59,6 @@ bool word_lock_as_first_waiter(_Atomic uint32_t *word)
 	}
 	word_lock_sleeping(word);
 	return true;
-}
-
-int word_spin_unwaited(_Atomic uint32_t *word, unsigned spin_budget)
-{
-	for (unsigned i = 0; i < spin_budget; i++) {
-		uint32_t seen = atomic_load_explicit(word, memory_order_relaxed);
-		if (seen == WORD_FREE && word_try_lock(word))
-			return WORD_SPIN_ACQUIRED;
-		if (seen == WORD_HELD_SLEEPERS)
-			return WORD_SPIN_WAITED_ON;
-		cpu_relax();
-	}
-	return WORD_SPIN_SPENT;
 }
 
 bool word_lock_as_head(_Atomic uint32_t *word, unsigned spin_budget)
