@@ -383,6 +383,49 @@ static void shuffle_reduction(void)
 	check_only_head(W(1));
 }
 
+static void pass_from(struct cna_node *head)
+{
+	cna_pass_head(&scene.queue, head, &scene.params, &scene.prng, &scene.out);
+}
+
+/* After a threshold flush the lock has been busy for a whole threshold:
+ * the heads reorder at every handoff, whatever the shuffle bits, until the
+ * queue drains. */
+static void busy_after_flush_reorders_until_drained(void)
+{
+	build(0, 2, 0, 1);
+	give_secondary(1, 1, 1);
+	scene.params.threshold_ns = 1;
+	scene.params.shuffle_bits = 31;
+	CHECK(!scene.head.busy_since_flush);
+	pass();
+	CHECK(scene.out.flushed);
+	check_only_head(S(0));
+	CHECK(S(0)->busy_since_flush);
+	check_list(S(0), 3, S(0), W(0), W(1));
+
+	/* S(0), node 1, secondary empty: reorders although 2^-31 says not. */
+	scene.params.threshold_ns = FAR_FUTURE_NS;
+	pass_from(S(0));
+	CHECK(scene.out.granted);
+	CHECK(scene.out.local);
+	CHECK_EQ(scene.out.moved, 1);
+	CHECK_EQ(state_of(W(1)), CNA_HEAD);
+	CHECK_EQ(state_of(W(0)), CNA_WAITING);
+	CHECK(W(1)->sec_head == W(0));
+	CHECK(W(1)->busy_since_flush);
+
+	/* W(1) is the primary tail: the queue drains, W(0) comes back, and
+	 * shuffle reduction applies again. */
+	pass_from(W(1));
+	CHECK(scene.out.granted);
+	CHECK(scene.out.flushed);
+	CHECK_EQ(state_of(W(0)), CNA_HEAD);
+	CHECK(W(0)->sec_head == NULL);
+	CHECK(!W(0)->busy_since_flush);
+	CHECK(queue_tail() == W(0));
+}
+
 int main(void)
 {
 	next_is_local();
@@ -399,5 +442,6 @@ int main(void)
 	empty_everything_empties_queue();
 	fifo_when_not_numa_aware();
 	shuffle_reduction();
+	busy_after_flush_reorders_until_drained();
 	return check_report("cna-order");
 }
