@@ -19,7 +19,11 @@ struct tunables {
 
 #define TUNABLE_THRESHOLD_MS_DEFAULT 10u
 #define TUNABLE_SHUFFLE_BITS_DEFAULT 7u
-#define TUNABLE_SPIN_DEFAULT 2000u
+/* About 18 us of pause on the machine it was measured on, a few futex
+ * sleep/wake round trips (3-4 us each there): 2000 spent more CPU than it
+ * saved once the critical sections grew long (leveldb at 8-16 threads on
+ * two CPUs) and was no better anywhere in scripts/bench or sweep-mutexbench. */
+#define TUNABLE_SPIN_DEFAULT 1000u
 #define TUNABLE_SPIN_MAX 100000000u
 
 /*

@@ -37,7 +37,7 @@ static const struct tunable tunables[] = {
 	{ "CNAMUTEX_NUMA", "auto", { "ON", " on", "on ", "yes", "1" }, { "on", "off", "auto" } },
 	{ "CNAMUTEX_THRESHOLD_MS", "10", { "0", "101", "+5", "0x10", "1.5" }, { "1", "100", "10" } },
 	{ "CNAMUTEX_SHUFFLE_BITS", "7", { "32", "4294967296", "+1" }, { "0", "31", "7" } },
-	{ "CNAMUTEX_SPIN", "2000", { "100000001", "4294967296", "1e3" }, { "0", "5", "100000" } },
+	{ "CNAMUTEX_SPIN", "1000", { "100000001", "4294967296", "1e3" }, { "0", "5", "100000" } },
 	{ "CNAMUTEX_TOPOLOGY", "the machine's topology",
 	  { "nodes=0", "threads=abc", "nodes=2 ", "threads=", "cpus=3-1", "cpus=0/" },
 	  { "nodes=2", "threads=2", "cpus=0/1" } },
