@@ -90,7 +90,7 @@ bool cna_enqueue(struct cna_queue *q, struct cna_node *me)
 	me->sec_head = NULL;
 	me->sec_tail = NULL;
 	me->local_run_start_ns = 0;
-	me->busy_since_flush = false;
+	me->reordering = false;
 
 	CNA_INJECT();
 	/* tail: X -> me.  Release publishes the initialised node to the next
@@ -146,7 +146,7 @@ struct succession {
 	struct cna_node *sec_head, *sec_tail;
 	uint64_t local_run_start_ns;
 	int32_t preferred_node;
-	bool busy_since_flush;
+	bool reordering;
 };
 
 /* The oldest remote waiter becomes the successor; its node the preferred one. */
@@ -195,6 +195,7 @@ static int order_queue(struct succession *s, struct cna_node *next)
 		} else {
 			s->sec_head = next;
 			s->local_run_start_ns = cna_now_ns();
+			s->reordering = true;
 		}
 		s->sec_tail = prev;
 	}
@@ -209,11 +210,10 @@ static void choose_successor(struct succession *s, struct cna_node *next,
 	if (s->sec_head) {
 		if (cna_now_ns() - s->local_run_start_ns > params->threshold_ns) {
 			flush_secondary(s, next);   /* starvation avoidance */
-			s->busy_since_flush = true;
 			out->flushed = true;
 			return;
 		}
-	} else if (!s->busy_since_flush && probably(prng, params->shuffle_bits)) {
+	} else if (!s->reordering && probably(prng, params->shuffle_bits)) {
 		s->succ = next;                     /* shuffle reduction: keep FIFO */
 		s->preferred_node = next->real_node;
 		return;
@@ -243,7 +243,7 @@ static void grant_with(const struct cna_node *me, const struct succession *s,
 	succ->sec_tail = s->sec_tail;
 	succ->local_run_start_ns = s->local_run_start_ns;
 	succ->numa_node = s->preferred_node;
-	succ->busy_since_flush = s->busy_since_flush;
+	succ->reordering = s->reordering;
 	out->granted = true;
 	out->local = succ->real_node == me->real_node;
 	grant(succ);
@@ -259,7 +259,7 @@ void cna_pass_head(struct cna_queue *q, struct cna_node *me,
 		.sec_tail = me->sec_tail,
 		.local_run_start_ns = me->local_run_start_ns,
 		.preferred_node = me->numa_node,
-		.busy_since_flush = me->busy_since_flush,
+		.reordering = me->reordering,
 	};
 
 	/* Acquire: pairs with the release store in cna_wait_for_head(). */
@@ -280,7 +280,6 @@ void cna_pass_head(struct cna_queue *q, struct cna_node *me,
 			/* sec_tail is the primary tail now: an enqueuer may be
 			 * writing its next already, so leave it alone. */
 			promote_secondary(&s);
-			s.busy_since_flush = false;     /* the queue drained */
 			out->flushed = true;
 			grant_with(me, &s, out);
 			return;

@@ -18,9 +18,10 @@
  * waiter is left, or when the local run has lasted longer than the
  * threshold (starvation avoidance); priority waiters are never moved; while
  * the secondary queue is empty, reordering is skipped with probability
- * 1 - 2^-shuffle_bits (shuffle reduction) -- except after a threshold flush,
- * until the queue next drains: the lock has just been busy for a whole
- * threshold, and queue handoffs can be rare enough (waiters park) that
+ * 1 - 2^-shuffle_bits (shuffle reduction) -- until a secondary queue first
+ * forms.  From then on every head reorders until the queue is empty (no
+ * waiter left in either queue), even while the secondary queue is empty
+ * after a flush: queue handoffs can be rare enough (waiters park) that
  * 2^shuffle_bits of them in FIFO order would outlast the threshold itself.
  *
  * Node states (the futex word a waiter parks on):
@@ -54,7 +55,7 @@ struct cna_node {
 	struct cna_node *sec_head;
 	struct cna_node *sec_tail;
 	uint64_t local_run_start_ns;   /* when the secondary queue got its first node */
-	bool busy_since_flush;         /* threshold flush, queue not drained since */
+	bool reordering;               /* a secondary queue formed since the queue was empty */
 } __attribute__((aligned(64)));
 
 struct cna_queue {

@@ -388,20 +388,27 @@ static void pass_from(struct cna_node *head)
 	cna_pass_head(&scene.queue, head, &scene.params, &scene.prng, &scene.out);
 }
 
-/* After a threshold flush the lock has been busy for a whole threshold:
- * the heads reorder at every handoff, whatever the shuffle bits, until the
- * queue drains. */
-static void busy_after_flush_reorders_until_drained(void)
+/* Once a secondary queue has formed, the heads reorder at every handoff,
+ * whatever the shuffle bits, through flushes, until the queue is empty. */
+static void reordering_lasts_until_queue_empty(void)
 {
+	/* A move sets it (bits 0: the first head reorders for sure). */
+	build(0, 2, 1, 0);
+	CHECK(!scene.head.reordering);
+	pass();
+	CHECK_EQ(scene.out.moved, 1);
+	CHECK(W(1)->reordering);
+
+	/* A threshold flush keeps it. */
 	build(0, 2, 0, 1);
 	give_secondary(1, 1, 1);
+	scene.head.reordering = true;
 	scene.params.threshold_ns = 1;
 	scene.params.shuffle_bits = 31;
-	CHECK(!scene.head.busy_since_flush);
 	pass();
 	CHECK(scene.out.flushed);
 	check_only_head(S(0));
-	CHECK(S(0)->busy_since_flush);
+	CHECK(S(0)->reordering);
 	check_list(S(0), 3, S(0), W(0), W(1));
 
 	/* S(0), node 1, secondary empty: reorders although 2^-31 says not. */
@@ -413,17 +420,25 @@ static void busy_after_flush_reorders_until_drained(void)
 	CHECK_EQ(state_of(W(1)), CNA_HEAD);
 	CHECK_EQ(state_of(W(0)), CNA_WAITING);
 	CHECK(W(1)->sec_head == W(0));
-	CHECK(W(1)->busy_since_flush);
+	CHECK(W(1)->reordering);
 
-	/* W(1) is the primary tail: the queue drains, W(0) comes back, and
-	 * shuffle reduction applies again. */
+	/* W(1) is the primary tail: the primary drains, W(0) comes back from
+	 * the secondary queue; the queue is not empty, so it stays on. */
 	pass_from(W(1));
 	CHECK(scene.out.granted);
 	CHECK(scene.out.flushed);
 	CHECK_EQ(state_of(W(0)), CNA_HEAD);
 	CHECK(W(0)->sec_head == NULL);
-	CHECK(!W(0)->busy_since_flush);
+	CHECK(W(0)->reordering);
 	CHECK(queue_tail() == W(0));
+
+	/* W(0) leaves an empty queue; the next queue starts with shuffle
+	 * reduction again. */
+	pass_from(W(0));
+	CHECK(!scene.out.granted);
+	CHECK(queue_tail() == NULL);
+	CHECK(cna_enqueue(&scene.queue, W(2)));
+	CHECK(!W(2)->reordering);
 }
 
 int main(void)
@@ -442,6 +457,6 @@ int main(void)
 	empty_everything_empties_queue();
 	fifo_when_not_numa_aware();
 	shuffle_reduction();
-	busy_after_flush_reorders_until_drained();
+	reordering_lasts_until_queue_empty();
 	return check_report("cna-order");
 }
