@@ -109,9 +109,17 @@ pair_ratios() {
 			printf "%.3f %.3f %.3f\n", m, v[1], v[NR] }'
 }
 
-# load_warning BEFORE AFTER: a markdown warning when other work shared the CPUs.
+# other_runnable: tasks runnable right now, this sampler excluded.  Sampled
+# between runs, once the benchmark has exited, it counts other work (the
+# load average cannot: it still holds the benchmark's own threads).
+other_runnable() {
+	awk '{ split($4, r, "/"); print (r[1] > 1 ? r[1] - 1 : 0) }' /proc/loadavg
+}
+
+# load_warning LOAD_BEFORE OTHERS: a markdown warning when other work shared
+# the CPUs (OTHERS: median of other_runnable between runs).
 load_warning() {
 	awk -v a="$1" -v b="$2" -v n="$(nproc)" 'BEGIN {
-		if (a > n / 2 || b > n / 2)
-			printf "\n**Warning:** the load average (%s, %s) shows other work on these %d CPUs; figures are noisy.\n", a, b, n }'
+		if (a > n / 2 || b >= 1)
+			printf "\n**Warning:** other work shared these %d CPUs (load average %s before the runs, %s other runnable tasks between runs); figures are noisy.\n", n, a, b }'
 }
