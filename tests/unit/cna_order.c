@@ -75,9 +75,14 @@ static void give_secondary(int count, int node, uint64_t run_start_ns)
 	scene.head.local_run_start_ns = run_start_ns;
 }
 
+static void pass_from(struct cna_node *head)
+{
+	cna_pass_head(&scene.queue, head, &scene.params, &scene.prng, &scene.out);
+}
+
 static void pass(void)
 {
-	cna_pass_head(&scene.queue, &scene.head, &scene.params, &scene.prng, &scene.out);
+	pass_from(&scene.head);
 }
 
 static struct cna_node *next_of(struct cna_node *n)
@@ -381,11 +386,6 @@ static void shuffle_reduction(void)
 	pass();
 	CHECK_EQ(scene.out.moved, 1);
 	check_only_head(W(1));
-}
-
-static void pass_from(struct cna_node *head)
-{
-	cna_pass_head(&scene.queue, head, &scene.params, &scene.prng, &scene.out);
 }
 
 /* Once a secondary queue has formed, the heads reorder at every handoff,
