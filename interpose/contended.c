@@ -66,9 +66,6 @@ void contended_lock(pthread_mutex_t *m)
 	_Atomic uint32_t *word = mutex_word(m);
 	uint64_t start_ns = instrument_enabled ? cna_now_ns() : 0;
 	thread_note_contended(self);
-	spin_credit_count_contended(&self->spin);
-	if (stats_enabled && self->spin.crowded)
-		stats_add(&stats_self()->spins_shortened, 1);
 
 	/* Most contention is a holder about to leave: spin a little on the
 	 * word (like qspinlock's pending waiter), then wait on the word itself

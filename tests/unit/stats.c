@@ -6,7 +6,6 @@
  *   unit-stats count              one thread: known fast acquisitions only
  *   unit-stats contended          threads queueing on one mutex
  *   unit-stats routing            one waiter on the word, the next one queued
- *   unit-stats crowded            threads on one CPU: preempted, so spins shortened
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -14,7 +13,6 @@
 #include <pthread.h>
 #include <sched.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <time.h>
 
 #include "../check.h"
@@ -89,74 +87,8 @@ static int contended_child(void)
 
 static const char *const documented_keys[] = {
 	"acquisitions_fast", "acquisitions_slow", "handoffs_local", "handoffs_remote",
-	"secondary_moves", "flushes", "parks", "spins_shortened", "wait_max_us",
-	"wait_mean_us",
+	"secondary_moves", "flushes", "parks", "wait_max_us", "wait_mean_us",
 };
-
-/* More runnable threads than CPUs: CROWDED_THREADS busy threads pinned to
- * one CPU, holding the mutex for most of each round, so the scheduler
- * preempts holders and the others find the mutex held.  Each runs until the
- * kernel has preempted it CROWDED_PREEMPTIONS times (a count, not a
- * duration: it then has had many contended acquisitions, hence several
- * looks); the deadline only bounds a machine that never preempts. */
-#define CROWDED_THREADS 3
-#define CROWDED_PREEMPTIONS 400
-#define CROWDED_DEADLINE_S 120
-
-static _Atomic bool crowded_stop;
-static _Atomic unsigned crowded_done;
-
-static long thread_preemptions(void)
-{
-	struct rusage usage;
-	CHECK_EQ(getrusage(RUSAGE_THREAD, &usage), 0);
-	return usage.ru_nivcsw;
-}
-
-static void *crowd(void *arg)
-{
-	(void)arg;
-	long start = thread_preemptions();
-	while (thread_preemptions() - start < CROWDED_PREEMPTIONS &&
-	       !atomic_load_explicit(&crowded_stop, memory_order_relaxed)) {
-		CHECK_EQ(pthread_mutex_lock(&mutex), 0);
-		for (volatile int i = 0; i < 20000; i++)
-			;
-		counter++;
-		CHECK_EQ(pthread_mutex_unlock(&mutex), 0);
-	}
-	CHECK(thread_preemptions() - start >= CROWDED_PREEMPTIONS);
-	atomic_fetch_add_explicit(&crowded_done, 1, memory_order_relaxed);
-	return NULL;
-}
-
-static int crowded_child(void)
-{
-	check_running_under_shim();
-	cpu_set_t allowed, one;
-	CHECK_EQ(sched_getaffinity(0, sizeof allowed, &allowed), 0);
-	CPU_ZERO(&one);
-	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
-		if (CPU_ISSET(cpu, &allowed)) {
-			CPU_SET(cpu, &one);
-			break;
-		}
-	CHECK_EQ(sched_setaffinity(0, sizeof one, &one), 0);   /* threads inherit it */
-
-	pthread_t threads[CROWDED_THREADS];
-	for (int i = 0; i < CROWDED_THREADS; i++)
-		CHECK_EQ(pthread_create(&threads[i], NULL, crowd, NULL), 0);
-	for (int waited_ms = 0; waited_ms < CROWDED_DEADLINE_S * 1000 &&
-	     atomic_load_explicit(&crowded_done, memory_order_relaxed) < CROWDED_THREADS;
-	     waited_ms += 10) {
-		struct timespec ms10 = { 0, 10000000 };
-		nanosleep(&ms10, NULL);
-	}
-	atomic_store_explicit(&crowded_stop, true, memory_order_relaxed);
-	for (int i = 0; i < CROWDED_THREADS; i++)
-		CHECK_EQ(pthread_join(threads[i], NULL), 0);
-	return check_report("stats crowded child");
-}
 
 static struct child_result result;
 
@@ -290,7 +222,6 @@ static void known_counts(void)
 	CHECK_EQ(stats_get(&s, "handoffs_local") + stats_get(&s, "handoffs_remote"), 0);
 	CHECK_EQ(stats_get(&s, "secondary_moves") + stats_get(&s, "flushes"), 0);
 	CHECK_EQ(stats_get(&s, "parks"), 0);
-	CHECK_EQ(stats_get(&s, "spins_shortened"), 0);   /* never contended */
 	CHECK_EQ(stats_get(&s, "wait_max_us"), 0);
 	CHECK_EQ(stats_get(&s, "wait_mean_us"), 0);
 }
@@ -313,20 +244,6 @@ static void contended_counts(void)
 	CHECK(stats_get(&s, "wait_mean_us") <= stats_get(&s, "wait_max_us") + 1);
 }
 
-/* Preempted threads look, every few contended acquisitions, and cut their
- * spins; the shortened acquisitions are a subset of the contended ones. */
-static void crowded_counts(void)
-{
-	const char *set[] = { "CNAMUTEX_STATS=1", NULL };
-	struct stats_line s;
-	if (!run("crowded", set) || !parse(&s))
-		return;
-	fputs(result.err, stdout);
-	double contended = acquisitions(&s) - stats_get(&s, "acquisitions_fast");
-	CHECK(stats_get(&s, "spins_shortened") > 0);
-	CHECK(stats_get(&s, "spins_shortened") <= contended);
-}
-
 static void silent_without_stats(void)
 {
 	const char *unset[] = { NULL };
@@ -345,13 +262,10 @@ int main(int argc, char **argv)
 		return contended_child();
 	if (argc == 2 && !strcmp(argv[1], "routing"))
 		return routing_child();
-	if (argc == 2 && !strcmp(argv[1], "crowded"))
-		return crowded_child();
 	check_running_under_shim();
 	known_counts();
 	contended_counts();
 	routing_counts();
-	crowded_counts();
 	silent_without_stats();
 	return check_report("stats");
 }
