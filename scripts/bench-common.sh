@@ -116,10 +116,12 @@ other_runnable() {
 	awk '{ split($4, r, "/"); print (r[1] > 1 ? r[1] - 1 : 0) }' /proc/loadavg
 }
 
-# load_warning LOAD_BEFORE OTHERS: a markdown warning when other work shared
-# the CPUs (OTHERS: median of other_runnable between runs).  The load
-# average is only reported: a benchmark run just before still shows in it.
-load_warning() {
+# load_report LOAD_BEFORE OTHERS: the end of a report's first sentence, and
+# a markdown warning when other work shared the CPUs (OTHERS: median of
+# other_runnable between runs).  The load average is only reported: a
+# benchmark run just before still shows in it.
+load_report() {
+	echo "load average $1 before the runs, $2 other runnable tasks between runs (median)."
 	awk -v a="$1" -v b="$2" -v n="$(nproc)" 'BEGIN {
 		if (b >= 1)
 			printf "\n**Warning:** other work shared these %d CPUs (load average %s before the runs, %s other runnable tasks between runs); figures are noisy.\n", n, a, b }'
