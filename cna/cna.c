@@ -98,8 +98,14 @@ bool cna_enqueue(struct cna_queue *q, struct cna_node *me)
 	 * this same exchange by others and with the CAS in cna_pass_head()). */
 	struct cna_node *prev = atomic_exchange_explicit(&q->tail, me,
 							 memory_order_acq_rel);
-	if (!prev)
-		return true;            /* empty queue: head at once */
+	if (!prev) {
+		/* Empty queue: head at once; the last bout's reordering may
+		 * carry over (written before the CAS that emptied the queue). */
+		uint64_t until = atomic_load_explicit(&q->reorder_until_ns,
+						      memory_order_relaxed);
+		me->reordering = until && cna_now_ns() < until;
+		return true;
+	}
 
 	CNA_INJECT();
 	/* Release: pairs with the acquire loads of ->next in cna_pass_head(). */
@@ -271,6 +277,10 @@ void cna_pass_head(struct cna_queue *q, struct cna_node *me,
 		 * then sees sec_tail->next == NULL before it writes it. */
 		if (s.sec_tail)
 			atomic_store_explicit(&s.sec_tail->next, NULL, memory_order_relaxed);
+		else if (s.reordering)
+			atomic_store_explicit(&q->reorder_until_ns,
+					      cna_now_ns() + params->threshold_ns,
+					      memory_order_relaxed);
 		if (atomic_compare_exchange_strong_explicit(&q->tail, &expected,
 							    s.sec_tail,
 							    memory_order_release,

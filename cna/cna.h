@@ -23,6 +23,8 @@
  * waiter left in either queue), even while the secondary queue is empty
  * after a flush: queue handoffs can be rare enough (waiters park) that
  * 2^shuffle_bits of them in FIFO order would outlast the threshold itself.
+ * A queue that empties while reordering and refills within the threshold
+ * is the same bout of contention: its first head reorders at once.
  *
  * Node states (the futex word a waiter parks on):
  *   WAITING --(waiter gives up spinning)--> PARKED
@@ -60,6 +62,9 @@ struct cna_node {
 
 struct cna_queue {
 	_Atomic(struct cna_node *) tail;
+	/* A head that finds the queue empty before this time reorders at
+	 * once (0: never).  A hint, so relaxed: a stale value costs order only. */
+	_Atomic uint64_t reorder_until_ns;
 };
 
 struct cna_params {

@@ -37,6 +37,7 @@ struct sim {
 	struct event_heap events;
 	int owner, head, last_owner;  /* thread indices, -1 for none */
 	uint64_t run_start_ns;        /* simulated start of the current local run */
+	uint64_t reorder_until_ns;    /* simulated end of the queue's reorder window, 0: none */
 	uint64_t transfers, local_transfers;
 	struct sim_result *out;
 };
@@ -121,6 +122,20 @@ static void rebase_run_start(struct sim *s, struct cna_node *me, uint64_t now)
 }
 
 /*
+ * Likewise the window in which a refilled queue reorders at once: the
+ * library keeps its end in real time, the simulator in simulated time.
+ */
+static void rebase_reorder_window(struct sim *s, uint64_t now)
+{
+	uint64_t until = 0;
+	if (s->reorder_until_ns > now)
+		until = cna_now_ns() + (s->reorder_until_ns - now);
+	else if (s->reorder_until_ns)
+		until = 1;              /* over: a time long past */
+	atomic_store_explicit(&s->queue.reorder_until_ns, until, memory_order_relaxed);
+}
+
+/*
  * The new owner i passes the headship at time now, as the shim does once
  * it holds the lock word.  Returns the cost of the queue work: the lines
  * the real code touched in other threads' nodes, and its software cost.
@@ -136,7 +151,12 @@ static uint64_t pass_head(struct sim *s, int i, uint64_t now)
 	struct cna_handoff handoff;
 
 	rebase_run_start(s, &me->node, now);
+	uint64_t window_before = atomic_load_explicit(&s->queue.reorder_until_ns,
+						      memory_order_relaxed);
 	cna_pass_head(&s->queue, &me->node, &s->params, &me->cna_prng, &handoff);
+	if (atomic_load_explicit(&s->queue.reorder_until_ns, memory_order_relaxed) !=
+	    window_before)
+		s->reorder_until_ns = now + s->params.threshold_ns;
 
 	if (!handoff.granted)
 		return 0;   /* the queue emptied: one CAS on a line this thread wrote last */
@@ -223,6 +243,7 @@ static void on_arrive(struct sim *s, int i, uint64_t now)
 	t->arrived_ns = now;
 	t->node.real_node = (int32_t)t->place.socket;
 	t->node.priority = false;
+	rebase_reorder_window(s, now);
 	if (!cna_enqueue(&s->queue, &t->node)) {
 		t->phase = PHASE_QUEUED;
 		return;

@@ -389,7 +389,8 @@ static void shuffle_reduction(void)
 }
 
 /* Once a secondary queue has formed, the heads reorder at every handoff,
- * whatever the shuffle bits, through flushes, until the queue is empty. */
+ * whatever the shuffle bits, through flushes, until the queue is empty,
+ * and in a queue refilled within the threshold after that. */
 static void reordering_lasts_until_queue_empty(void)
 {
 	/* A move sets it (bits 0: the first head reorders for sure). */
@@ -432,13 +433,41 @@ static void reordering_lasts_until_queue_empty(void)
 	CHECK(W(0)->reordering);
 	CHECK(queue_tail() == W(0));
 
-	/* W(0) leaves an empty queue; the next queue starts with shuffle
-	 * reduction again. */
+	/* W(0) leaves an empty queue; refilled within the threshold, the new
+	 * head reorders at once. */
 	pass_from(W(0));
 	CHECK(!scene.out.granted);
 	CHECK(queue_tail() == NULL);
 	CHECK(cna_enqueue(&scene.queue, W(2)));
-	CHECK(!W(2)->reordering);
+	CHECK(W(2)->reordering);
+
+	/* W(2) empties it with a 1 ns threshold: the next queue, refilled
+	 * later than that, starts with shuffle reduction again. */
+	scene.params.threshold_ns = 1;
+	pass_from(W(2));
+	CHECK(!scene.out.granted);
+	uint64_t until = atomic_load_explicit(&scene.queue.reorder_until_ns,
+					      memory_order_relaxed);
+	while (cna_now_ns() < until)
+		;
+	CHECK(cna_enqueue(&scene.queue, W(3)));
+	CHECK(!W(3)->reordering);
+
+	/* ... and one that empties without reordering leaves no window. */
+	scene.params.threshold_ns = FAR_FUTURE_NS;
+	pass_from(W(3));
+	CHECK(cna_enqueue(&scene.queue, W(4)));
+	CHECK(!W(4)->reordering);
+}
+
+/* A queue that never reordered leaves no window for the next one. */
+static void no_window_without_reordering(void)
+{
+	build(0, 1, 0);
+	pass();
+	pass_from(W(0));
+	CHECK(queue_tail() == NULL);
+	CHECK_EQ(atomic_load_explicit(&scene.queue.reorder_until_ns, memory_order_relaxed), 0);
 }
 
 int main(void)
@@ -458,5 +487,6 @@ int main(void)
 	fifo_when_not_numa_aware();
 	shuffle_reduction();
 	reordering_lasts_until_queue_empty();
+	no_window_without_reordering();
 	return check_report("cna-order");
 }
