@@ -37,10 +37,10 @@ static bool probably(uint32_t *prng, unsigned bits)
 	return (prng_next(prng) & mask) != 0;
 }
 
-/* WAITING -> HEAD (spinning) or WAITING -> PARKED -> HEAD (parked). */
-static bool wait_for_grant(struct cna_node *me, unsigned spin_budget)
+/* WAITING -> HEAD (spinning) or WAITING -> PARKED/DORMANT -> HEAD (parked). */
+static bool wait_for_grant(struct cna_node *me, const struct cna_params *params)
 {
-	for (unsigned i = 0; i < spin_budget; i++) {
+	for (unsigned i = 0; i < params->spin_budget; i++) {
 		/* Acquire: pairs with the release exchange in grant(). */
 		if (atomic_load_explicit(&me->state, memory_order_acquire) == CNA_HEAD)
 			return false;
@@ -49,16 +49,18 @@ static bool wait_for_grant(struct cna_node *me, unsigned spin_budget)
 
 	CNA_INJECT();
 	uint32_t state = CNA_WAITING;
+	uint32_t sleeping = params->park_dormant ? CNA_DORMANT : CNA_PARKED;
 	bool parked = false;
 	/* Acquire on failure: the state is then HEAD, pairs with grant()'s exchange. */
-	if (atomic_compare_exchange_strong_explicit(&me->state, &state, CNA_PARKED,
+	if (atomic_compare_exchange_strong_explicit(&me->state, &state, sleeping,
 						    memory_order_acquire,
 						    memory_order_acquire)) {
 		parked = true;
-		state = CNA_PARKED;
+		state = sleeping;
 	}
 	while (state != CNA_HEAD) {
-		futex_wait_private(&me->state, CNA_PARKED);
+		/* A DORMANT node may be woken here from the release futex. */
+		futex_wait_private(&me->state, sleeping);
 		/* Acquire: pairs with the release exchange in grant(). */
 		state = atomic_load_explicit(&me->state, memory_order_acquire);
 	}
@@ -66,20 +68,34 @@ static bool wait_for_grant(struct cna_node *me, unsigned spin_budget)
 }
 
 /*
- * WAITING/PARKED -> HEAD.  The granter's last touch of succ is the wake:
- * once the exchange is done succ may run, return and reuse its node, so a
- * late wake can land on a node that waits for something else; every wait
- * re-checks its state, so that wake is only spurious.
+ * WAITING/PARKED/DORMANT -> HEAD.  The granter's last touch of succ is the
+ * wake: once the exchange is done succ may run, return and reuse its node,
+ * so a late wake can land on a node that waits for something else; every
+ * wait re-checks its state, so that wake is only spurious.  A requeue is
+ * different (it would move a sleeper off a node it waits on again), so it
+ * relies on the caller's promise that succ cannot finish before this
+ * granter releases the resource.  If the DORMANT successor has not gone to
+ * sleep yet, the requeue moves nothing and it sees HEAD at once.
  */
-static void grant(struct cna_node *succ)
+static bool grant(struct cna_node *succ, const struct cna_params *params)
 {
 	CNA_INJECT();
 	/* Release: publishes the secondary queue written into succ; pairs with
 	 * the acquire loads in wait_for_grant(). */
 	uint32_t old = atomic_exchange_explicit(&succ->state, CNA_HEAD,
 						memory_order_release);
-	if (old == CNA_PARKED)
+	if (old == CNA_DORMANT && params->release_futex) {
+		/* Relaxed: the granter owns the resource, and only its own
+		 * release reads the mark to decide on the wake. */
+		atomic_store_explicit(params->release_futex, params->release_mark,
+				      memory_order_relaxed);
+		CNA_INJECT();
+		return futex_requeue_one_private(&succ->state, CNA_HEAD,
+						 params->release_futex);
+	}
+	if (old == CNA_PARKED || old == CNA_DORMANT)
 		futex_wake_private(&succ->state, 1);
+	return false;
 }
 
 bool cna_enqueue(struct cna_queue *q, struct cna_node *me)
@@ -115,7 +131,7 @@ bool cna_enqueue(struct cna_queue *q, struct cna_node *me)
 
 bool cna_wait_granted(struct cna_node *me, const struct cna_params *params)
 {
-	return wait_for_grant(me, params->spin_budget);
+	return wait_for_grant(me, params);
 }
 
 bool cna_wait_for_head(struct cna_queue *q, struct cna_node *me,
@@ -123,7 +139,7 @@ bool cna_wait_for_head(struct cna_queue *q, struct cna_node *me,
 {
 	if (cna_enqueue(q, me))
 		return false;
-	return wait_for_grant(me, params->spin_budget);
+	return wait_for_grant(me, params);
 }
 
 /* The enqueuer that replaced us as tail has not linked itself yet. */
@@ -242,7 +258,7 @@ static void choose_successor(struct succession *s, struct cna_node *next,
 }
 
 static void grant_with(const struct cna_node *me, const struct succession *s,
-		       struct cna_handoff *out)
+		       const struct cna_params *params, struct cna_handoff *out)
 {
 	struct cna_node *succ = s->succ;
 	succ->sec_head = s->sec_head;
@@ -252,7 +268,7 @@ static void grant_with(const struct cna_node *me, const struct succession *s,
 	succ->reordering = s->reordering;
 	out->granted = true;
 	out->local = succ->real_node == me->real_node;
-	grant(succ);
+	out->requeued = grant(succ, params);
 }
 
 void cna_pass_head(struct cna_queue *q, struct cna_node *me,
@@ -291,7 +307,7 @@ void cna_pass_head(struct cna_queue *q, struct cna_node *me,
 			 * writing its next already, so leave it alone. */
 			promote_secondary(&s);
 			out->flushed = true;
-			grant_with(me, &s, out);
+			grant_with(me, &s, params, out);
 			return;
 		}
 		next = wait_for_next(me);
@@ -303,5 +319,5 @@ void cna_pass_head(struct cna_queue *q, struct cna_node *me,
 		s.succ = next;
 		s.preferred_node = next->real_node;
 	}
-	grant_with(me, &s, out);
+	grant_with(me, &s, params, out);
 }

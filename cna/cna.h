@@ -27,9 +27,15 @@
  * is the same bout of contention: its first head reorders at once.
  *
  * Node states (the futex word a waiter parks on):
- *   WAITING --(waiter gives up spinning)--> PARKED
- *   WAITING or PARKED --(predecessor grants headship)--> HEAD
- * Only the granter moves a node to HEAD; only the owner moves it to PARKED.
+ *   WAITING --(waiter gives up spinning)--> PARKED, or DORMANT if it would
+ *                                          not spin as head either
+ *   WAITING, PARKED or DORMANT --(predecessor grants headship)--> HEAD
+ * Only the granter moves a node to HEAD; only the owner moves it to PARKED
+ * or DORMANT.  The granter wakes a PARKED head, to spin on the resource
+ * while the granter still holds it.  A DORMANT head would only go back to
+ * sleep on the resource: when the caller names the resource's futex
+ * (cna_params.release_futex) the granter moves the head, still asleep, onto
+ * it (FUTEX_CMP_REQUEUE), so it wakes once, when the resource is released.
  *
  * This module knows nothing of pthreads or of what the head competes for.
  */
@@ -45,6 +51,7 @@ enum cna_node_state {
 	CNA_WAITING = 0,
 	CNA_PARKED = 1,
 	CNA_HEAD = 2,
+	CNA_DORMANT = 3,
 };
 
 struct cna_node {
@@ -72,6 +79,17 @@ struct cna_params {
 	uint64_t threshold_ns;         /* longest local run while remote waiters wait */
 	unsigned shuffle_bits;         /* 0..31 */
 	unsigned spin_budget;          /* spins before a waiter parks */
+	bool park_dormant;             /* a waiter that parks does so DORMANT */
+	/*
+	 * Where a DORMANT successor sleeps on after the grant (NULL: it is
+	 * woken instead).  The granter stores release_mark there first; the
+	 * caller's protocol must make the resource's release wake one waiter
+	 * of this futex whenever it holds release_mark, and the granter must
+	 * own the resource until cna_pass_head() returns (so the successor
+	 * cannot reuse its node before the requeue).
+	 */
+	_Atomic uint32_t *release_futex;
+	uint32_t release_mark;
 };
 
 /* What one pass of the headship did, for the caller's statistics. */
@@ -79,6 +97,7 @@ struct cna_handoff {
 	bool granted;                  /* a waiter became head */
 	bool local;                    /* ... on the same real node as the granter */
 	bool flushed;                  /* the secondary queue was spliced back */
+	bool requeued;                 /* it slept on, moved to release_futex */
 	unsigned moved;                /* waiters moved to the secondary queue */
 };
 

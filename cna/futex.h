@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <linux/futex.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -44,6 +45,20 @@ static inline void futex_wake_private(_Atomic uint32_t *word, int n)
 {
 	syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, n,
 		NULL, NULL, 0);
+}
+
+/*
+ * If *from == expected, move one waiter of from to to's wait queue without
+ * waking it (FUTEX_CMP_REQUEUE): it wakes when to is woken.  A mismatch
+ * (EAGAIN) or nobody waiting on from moves nothing; both are harmless.
+ * Returns true if a waiter was moved.
+ */
+static inline bool futex_requeue_one_private(_Atomic uint32_t *from, uint32_t expected,
+					     _Atomic uint32_t *to)
+{
+	return syscall(SYS_futex, (uint32_t *)from, FUTEX_CMP_REQUEUE | FUTEX_PRIVATE_FLAG,
+		       0 /* wake none */, (void *)1L /* move one */, (uint32_t *)to,
+		       expected) > 0;
 }
 
 /* One pause in a spin loop: lets the sibling hyperthread run, saves power. */

@@ -42,6 +42,8 @@ static void count_handoff(struct stats_block *s, const struct cna_handoff *h)
 		stats_add(&s->secondary_moves, h->moved);
 	if (h->flushed)
 		stats_add(&s->flushes, 1);
+	if (h->requeued)
+		stats_add(&s->requeues, 1);
 }
 
 static void count_wait(struct stats_block *s, uint64_t start_ns)
@@ -103,6 +105,15 @@ void contended_lock(pthread_mutex_t *m)
 	thread_prepare_node(self);
 	struct cna_params params = cnamutex_params;
 	params.spin_budget = spin_budget(self, SPIN_IN_QUEUE);
+#ifndef CNAMUTEX_BROKEN_FOR_TESTS
+	/* A waiter that will not spin as head, or whose head spins keep
+	 * failing, parks DORMANT: at the grant it moves, asleep, onto the word
+	 * (which the granter owns until cna_pass_head() returns). */
+	params.park_dormant = spin_budget(self, SPIN_AS_HEAD) == 0 ||
+			      spin_credit_exhausted(&self->spin, SPIN_AS_HEAD);
+	params.release_futex = word;
+	params.release_mark = WORD_HELD_SLEEPERS;
+#endif
 	bool parked = false;
 	if (!cna_enqueue(&record->queue, &self->node)) {
 		parked = cna_wait_granted(&self->node, &params);
@@ -113,7 +124,11 @@ void contended_lock(pthread_mutex_t *m)
 	 * can own the mutex at once.  The exclusion tests must catch this. */
 	bool slept = false;
 #else
-	bool slept = word_lock_as_head(word, spin_budget(self, SPIN_AS_HEAD));
+	/* A DORMANT head may have been moved onto the word's futex and woken
+	 * from there: it takes the word glibc's way. */
+	bool slept = params.park_dormant && parked
+		? word_lock_sleeping(word)
+		: word_lock_as_head(word, spin_budget(self, SPIN_AS_HEAD));
 #endif
 	spin_credit_settle(&self->spin, SPIN_AS_HEAD, slept);
 	struct cna_handoff handoff;

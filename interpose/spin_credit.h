@@ -33,6 +33,12 @@ static inline unsigned spin_credit_budget(const struct spin_credit *c,
 	return budget >> c->shift[kind];
 }
 
+/* Waits of this kind have slept so often that the spin is at its floor. */
+static inline bool spin_credit_exhausted(const struct spin_credit *c, enum spin_kind kind)
+{
+	return c->shift[kind] == SPIN_SHIFT_MAX;
+}
+
 /* Record how a wait of this kind ended: won while spinning, or slept. */
 static inline void spin_credit_settle(struct spin_credit *c,
 				      enum spin_kind kind, bool slept)

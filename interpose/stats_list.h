@@ -13,5 +13,6 @@ STAT(handoffs_remote, SUM)    /* headship passed to a waiter on another node */
 STAT(secondary_moves, SUM)    /* waiters moved to the secondary queue */
 STAT(flushes, SUM)            /* secondary queue spliced back in front */
 STAT(parks, SUM)              /* futex sleeps of queued waiters and heads */
+STAT(requeues, SUM)           /* new heads moved, asleep, onto the mutex word */
 STAT(wait_total_ns, SUM)      /* time from slow-path entry to acquisition */
 STAT(wait_max_ns, MAX)        /* longest such wait */

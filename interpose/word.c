@@ -5,13 +5,17 @@
 
 #include "../cna/cna.h"
 
-void word_lock_sleeping(_Atomic uint32_t *word)
+bool word_lock_sleeping(_Atomic uint32_t *word)
 {
+	bool slept = false;
 	/* x -> 2.  Acquire: pairs with the release exchange in word_unlock()
 	 * (or glibc's own unlock, which does the same). */
 	while (atomic_exchange_explicit(word, WORD_HELD_SLEEPERS,
-					memory_order_acquire) != WORD_FREE)
+					memory_order_acquire) != WORD_FREE) {
 		futex_wait_private(word, WORD_HELD_SLEEPERS);
+		slept = true;
+	}
+	return slept;
 }
 
 /* Test-and-test-and-set; with stop_when_waited, give up once the word is 2. */

@@ -39,8 +39,13 @@ bool word_lock_as_first_waiter(_Atomic uint32_t *word);
 /* Test-and-test-and-set for up to spin_budget rounds; true if acquired. */
 bool word_spin_lock(_Atomic uint32_t *word, unsigned spin_budget);
 
-/* glibc's own contended wait: x -> 2 until the old value was 0. */
-void word_lock_sleeping(_Atomic uint32_t *word);
+/*
+ * glibc's own contended wait: x -> 2 until the old value was 0.  Whoever
+ * may have been woken from the word's futex must take it this way, never
+ * with 0 -> 1: others may still sleep there, and the 2 it leaves is what
+ * makes the next unlock wake them.  Returns true if it slept.
+ */
+bool word_lock_sleeping(_Atomic uint32_t *word);
 
 /*
  * Timed acquisition on the word alone (never queues, so giving up leaves no

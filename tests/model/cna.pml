@@ -9,16 +9,22 @@
  *     path CAS 0->1 (word_try_lock, glibc_mutex.h) that lets newcomers barge;
  *   - futexes: a wait compares and sleeps atomically, a wake takes any one
  *     sleeper; a wait with a deadline may time out while still asleep;
+ *   - the first waiter (word_lock_as_first_waiter: a newcomer that finds
+ *     the word 1 makes it 2 and sleeps on it glibc's way, without queueing;
+ *     if it finds 2 it queues);
  *   - the MCS enqueue (cna_enqueue: exchange the tail, then link prev->next);
- *   - waiting for the grant (wait_for_grant: spin, CAS WAITING->PARKED,
- *     futex-wait while PARKED);
+ *   - waiting for the grant (wait_for_grant: spin, CAS WAITING->PARKED or
+ *     WAITING->DORMANT, chosen at random as the spin credit would, then
+ *     futex-wait while so);
  *   - the head competing for the word (word_lock_as_head: spin on CAS 0->1,
- *     then word_lock_sleeping: exchange in 2, futex-wait on 2);
+ *     then word_lock_sleeping: exchange in 2, futex-wait on 2; a head that
+ *     parked DORMANT goes straight to word_lock_sleeping);
  *   - passing the headship (cna_pass_head: CAS the tail to the secondary
  *     tail when there is no next, wait_for_next, choose_successor with
  *     threshold flush, shuffle reduction and order_queue moving remote
  *     waiters to the secondary queue, grant_with/grant: exchange the state
- *     to HEAD, then wake if it was PARKED);
+ *     to HEAD, then wake if it was PARKED; if DORMANT, store 2 in the word
+ *     the granter owns and requeue the sleeper from its node to the word);
  *   - unlocking (word_unlock: exchange in 0, wake one if it was 2);
  *   - timed waiters (word_lock_until) that wait on the word only.
  * Threads 1 and 3 are on NUMA node 0, thread 2 (and 4) on node 1, so the
@@ -31,7 +37,9 @@
  * in a queue).  -DMUTATION=k plants a known bug so the checks are seen to
  * fail: 1 unlock forgets the wake, 2 grant forgets the wake, 3 the head
  * skips the word, 4 the secondary tail's next is cleared after the tail
- * CAS (a race once present in cna_pass_head).
+ * CAS (a race once present in cna_pass_head), 5 a DORMANT head takes the
+ * word with CAS 0->1 (dropping the 2 that other sleepers need; a bug once
+ * present in contended_lock), 6 the requeue leaves the word's 1 in place.
  */
 #ifndef N
 #define N 3
@@ -52,6 +60,7 @@
 #define WAITING 0
 #define PARKED 1
 #define HEAD 2
+#define DORMANT 3
 #define AWAKE 0
 #define ON_WORD 1               /* asleep in futex_wait on the mutex word */
 #define ON_NODE 2               /* asleep in futex_wait on its own node state */
@@ -145,6 +154,20 @@ inline lock_word_as_head()
 	fi
 }
 
+/* word_lock_as_first_waiter(): got = 1 once it owns the word, 0 to queue. */
+inline lock_as_first_waiter()
+{
+	do
+	:: atomic { word == 0 -> word = 1; got = 1 }; break
+	:: atomic { word == 1 -> word = 2; got = 2 }; break
+	:: atomic { word == 2 -> got = 0 }; break
+	od;
+	if
+	:: got == 2 -> lock_word_sleeping(); got = 1
+	:: else -> skip
+	fi
+}
+
 /* cna_enqueue() then wait_for_grant(). */
 inline join_queue()
 {
@@ -165,9 +188,13 @@ inline join_queue()
 		if
 		:: state[me] == HEAD -> skip
 		:: else -> skip;
+			if
+			:: sleeping = PARKED
+			:: sleeping = DORMANT
+			fi;
 			atomic {
 				if
-				:: state[me] == WAITING -> state[me] = PARKED
+				:: state[me] == WAITING -> state[me] = sleeping; parked = 1
 				:: else -> skip
 				fi
 			}
@@ -176,7 +203,7 @@ inline join_queue()
 			:: else -> skip;
 				atomic {
 					if
-					:: state[me] == PARKED -> asleep[me] = ON_NODE
+					:: state[me] == sleeping -> asleep[me] = ON_NODE
 					:: else -> skip
 					fi
 				}
@@ -185,6 +212,16 @@ inline join_queue()
 		fi
 	:: else -> skip            /* empty queue: head at once */
 	fi
+}
+
+/* A DORMANT head may have been requeued onto the word: glibc's way only. */
+inline lock_word_as_dormant_head()
+{
+#if MUTATION == 5
+	lock_word_as_head()
+#else
+	lock_word_sleeping()
+#endif
 }
 
 /* grant(): state -> HEAD by exchange; the wake is the granter's last touch.
@@ -205,6 +242,16 @@ inline grant(s)
 		atomic {
 			if
 			:: asleep[s] == ON_NODE -> asleep[s] = AWAKE
+			:: else -> skip
+			fi
+		}
+	:: old == DORMANT ->
+#if MUTATION != 6
+		word = 2;              /* we own the word: only 2 is written meanwhile */
+#endif
+		atomic {               /* FUTEX_CMP_REQUEUE(node, HEAD, word) */
+			if
+			:: state[s] == HEAD && asleep[s] == ON_NODE -> asleep[s] = ON_WORD
 			:: else -> skip
 			fi
 		}
@@ -312,7 +359,8 @@ inline pass_head()
 	fi
 }
 
-/* pthread_mutex_lock(): fast path, else queue, compete as head, pass on. */
+/* pthread_mutex_lock(): fast path, else the first waiter on the word, else
+ * queue, compete as head, pass on. */
 inline lock_queued()
 {
 	atomic {
@@ -323,9 +371,21 @@ inline lock_queued()
 	}
 	if
 	:: got == 0 ->
+		if
+		:: skip                /* the spin saw a sleeper: queue */
+		:: lock_as_first_waiter()
+		fi
+	:: else -> skip
+	fi;
+	if
+	:: got == 0 ->
+		parked = 0;
 		join_queue();
 #if MUTATION != 3
-		lock_word_as_head();
+		if
+		:: sleeping == DORMANT && parked == 1 -> lock_word_as_dormant_head()
+		:: else -> lock_word_as_head()
+		fi;
 #endif
 		pass_head()
 	:: else -> skip
@@ -373,6 +433,7 @@ inline lock_timed()
 proctype thread(byte me)
 {
 	byte prev, old, got, sh, st, pref, succ, nx, pv, cur, after;
+	byte sleeping = PARKED, parked = 0;
 	byte ops = 0;
 	do
 	:: ops < ops_of(me) ->

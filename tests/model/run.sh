@@ -62,5 +62,7 @@ check unlock-loses-wake        fail "-DMUTATION=1"    "$safety" "-m1000000"
 check grant-loses-wake         fail "-DMUTATION=2 -DLIVENESS" "$live" "-a -f -m1000000"
 check head-skips-word          fail "-DMUTATION=3"    "$safety" "-m1000000"
 check late-secondary-unlink    fail "-DMUTATION=4 -DOPS_THREADS=2" "$safety" "-m1000000"
+check dormant-head-cas         fail "-DMUTATION=5 -DLIVENESS" "$live" "-a -f -m1000000"
+check requeue-without-mark     fail "-DMUTATION=6 -DLIVENESS" "$live" "-a -f -m1000000"
 [ "$failures" -eq 0 ] && echo "model: ok" || echo "model: $failures check(s) failed"
 [ "$failures" -eq 0 ]

@@ -470,6 +470,35 @@ static void no_window_without_reordering(void)
 	CHECK_EQ(atomic_load_explicit(&scene.queue.reorder_until_ns, memory_order_relaxed), 0);
 }
 
+/* The grant of a DORMANT successor marks the granter's resource futex
+ * before moving the sleeper there; a PARKED one is woken and leaves it
+ * alone.  (Nobody sleeps here, so the requeue itself moves nothing.) */
+static void dormant_successor_marks_release_futex(void)
+{
+	static const uint32_t held = 1, sleepers = 2;
+	_Atomic uint32_t resource;
+	for (int dormant = 0; dormant <= 1; dormant++) {
+		build(0, 1, 0);
+		atomic_store_explicit(&W(0)->state, dormant ? CNA_DORMANT : CNA_PARKED,
+				      memory_order_relaxed);
+		atomic_store_explicit(&resource, held, memory_order_relaxed);
+		scene.params.release_futex = &resource;
+		scene.params.release_mark = sleepers;
+		pass();
+		CHECK_EQ(state_of(W(0)), CNA_HEAD);
+		CHECK(scene.out.granted);
+		CHECK(!scene.out.requeued);
+		CHECK_EQ(atomic_load_explicit(&resource, memory_order_relaxed),
+			 dormant ? sleepers : held);
+	}
+	/* Without a release futex a DORMANT successor is simply woken. */
+	build(0, 1, 0);
+	atomic_store_explicit(&W(0)->state, CNA_DORMANT, memory_order_relaxed);
+	pass();
+	CHECK_EQ(state_of(W(0)), CNA_HEAD);
+	CHECK(!scene.out.requeued);
+}
+
 int main(void)
 {
 	next_is_local();
@@ -488,5 +517,6 @@ int main(void)
 	shuffle_reduction();
 	reordering_lasts_until_queue_empty();
 	no_window_without_reordering();
+	dormant_successor_marks_release_futex();
 	return check_report("cna-order");
 }

@@ -6,6 +6,7 @@
  *   unit-stats count              one thread: known fast acquisitions only
  *   unit-stats contended          threads queueing on one mutex
  *   unit-stats routing            one waiter on the word, the next one queued
+ *   unit-stats requeue            ... and a third queued behind that one
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -87,7 +88,7 @@ static int contended_child(void)
 
 static const char *const documented_keys[] = {
 	"acquisitions_fast", "acquisitions_slow", "handoffs_local", "handoffs_remote",
-	"secondary_moves", "flushes", "parks", "wait_max_us", "wait_mean_us",
+	"secondary_moves", "flushes", "parks", "requeues", "wait_max_us", "wait_mean_us",
 };
 
 static struct child_result result;
@@ -136,8 +137,9 @@ static double acquisitions(const struct stats_line *s)
  * finds nobody waiting and waits on the mutex word itself (word 1 -> 2);
  * the second finds the word at 2 and queues.  Each step waits until the
  * waiter sleeps in the kernel, so the counts are exact. */
+#define MAX_ROUTED_WAITERS 3
 static pthread_mutex_t routed = PTHREAD_MUTEX_INITIALIZER;
-static _Atomic pid_t waiter_tid[2];
+static _Atomic pid_t waiter_tid[MAX_ROUTED_WAITERS];
 
 static void *routed_waiter(void *arg)
 {
@@ -175,19 +177,22 @@ static bool wait_until_asleep(_Atomic pid_t *tid)
 	return false;
 }
 
-static int routing_child(void)
+/* We hold the mutex while waiters arrive one by one and fall asleep: the
+ * first on the word, the second as queue head on the word, the third on
+ * its queue node behind it. */
+static int routing_child(int waiters)
 {
 	check_running_under_shim();
-	pthread_t threads[2];
+	pthread_t threads[MAX_ROUTED_WAITERS];
 	CHECK_EQ(pthread_mutex_lock(&routed), 0);
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < waiters; i++) {
 		CHECK_EQ(pthread_create(&threads[i], NULL, routed_waiter, &waiter_tid[i]), 0);
 		CHECK(wait_until_asleep(&waiter_tid[i]));
 		/* glibc's word: 2 = held with a waiter sleeping on it */
 		CHECK_EQ(__atomic_load_n(&routed.__data.__lock, __ATOMIC_RELAXED), 2);
 	}
 	CHECK_EQ(pthread_mutex_unlock(&routed), 0);
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < waiters; i++)
 		CHECK_EQ(pthread_join(threads[i], NULL), 0);
 	return check_report("stats routing child");
 }
@@ -207,6 +212,32 @@ static void routing_counts(void)
 	CHECK_EQ(stats_get(&s, "handoffs_local") + stats_get(&s, "handoffs_remote"), 0);
 	/* ... and slept on the word behind the first waiter */
 	CHECK_EQ(stats_get(&s, "parks"), 1);
+}
+
+/*
+ * The third waiter parks on its node while the head sleeps on the word.
+ * With no spin at all it parks DORMANT, and when the head gets the word
+ * and grants it the headship it is moved, still asleep, onto the word
+ * (one requeue) instead of being woken to sleep there again; with the
+ * default spin it has not yet seen its head spins fail, parks to be
+ * woken, and nothing is requeued.
+ */
+static void requeue_counts(void)
+{
+	const char *no_spin[] = { "CNAMUTEX_STATS=1", "CNAMUTEX_SPIN=0", NULL };
+	const char *default_spin[] = { "CNAMUTEX_STATS=1", NULL };
+	const char *const *sets[] = { no_spin, default_spin };
+	for (int i = 0; i < 2; i++) {
+		struct stats_line s;
+		if (!run("requeue", sets[i]) || !parse(&s))
+			continue;
+		fputs(result.err, stdout);
+		CHECK_EQ(acquisitions(&s), 4);
+		CHECK_EQ(stats_get(&s, "acquisitions_word"), 1);
+		CHECK_EQ(stats_get(&s, "acquisitions_slow"), 2);
+		CHECK_EQ(stats_get(&s, "handoffs_local") + stats_get(&s, "handoffs_remote"), 1);
+		CHECK_EQ(stats_get(&s, "requeues"), sets[i] == no_spin ? 1 : 0);
+	}
 }
 
 static void known_counts(void)
@@ -261,11 +292,14 @@ int main(int argc, char **argv)
 	if (argc == 2 && !strcmp(argv[1], "contended"))
 		return contended_child();
 	if (argc == 2 && !strcmp(argv[1], "routing"))
-		return routing_child();
+		return routing_child(2);
+	if (argc == 2 && !strcmp(argv[1], "requeue"))
+		return routing_child(3);
 	check_running_under_shim();
 	known_counts();
 	contended_counts();
 	routing_counts();
+	requeue_counts();
 	silent_without_stats();
 	return check_report("stats");
 }
