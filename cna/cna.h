@@ -86,7 +86,10 @@ struct cna_params {
 	 * caller's protocol must make the resource's release wake one waiter
 	 * of this futex whenever it holds release_mark, and the granter must
 	 * own the resource until cna_pass_head() returns (so the successor
-	 * cannot reuse its node before the requeue).
+	 * cannot reuse its node before the requeue).  A head that parked
+	 * DORMANT may have been woken from that futex, so it must take the
+	 * resource as the futex's own waiters do (glibc's word: exchange in 2,
+	 * never 0 -> 1, or the others sleeping there lose their wake).
 	 */
 	_Atomic uint32_t *release_futex;
 	uint32_t release_mark;
