@@ -32,7 +32,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: cnasim [options]   (prints an ESTIMATE FROM A MODEL)\n"
 		"  --machine LIST      presets 4s,2s (default 4s,2s)\n"
-		"  --threads LIST      default 1,2,4,8,16,32,72,108,142 (capped per machine)\n"
+		"  --threads LIST      default 1,2,4,8,16,32,72,108,142,144 (capped per machine)\n"
 		"  --cs-ns N           work inside the critical section (default 100)\n"
 		"  --cs-lines N        shared lines written in it (default 4)\n"
 		"  --ncs-ns N          mean non-critical work (default 2000)\n"
@@ -87,7 +87,7 @@ static bool parse_options(int argc, char **argv, struct options *o)
 		.placement = SIM_FILL, .seed = 1,
 	};
 	o->n_machines = parse_names("4s,2s", o->machines);
-	o->n_threads = parse_list("1,2,4,8,16,32,72,108,142", o->threads);
+	o->n_threads = parse_list("1,2,4,8,16,32,72,108,142,144", o->threads);
 	int c;
 	while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
 		switch (c) {
