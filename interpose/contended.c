@@ -109,7 +109,8 @@ void contended_lock(pthread_mutex_t *m)
 	/* A waiter that will not spin as head, or whose head spins keep
 	 * failing, parks DORMANT: at the grant it moves, asleep, onto the word
 	 * (which the granter owns until cna_pass_head() returns). */
-	params.park_dormant = spin_budget(self, SPIN_AS_HEAD) == 0 ||
+	unsigned head_spin = spin_budget(self, SPIN_AS_HEAD);
+	params.park_dormant = head_spin == 0 ||
 			      spin_credit_exhausted(&self->spin, SPIN_AS_HEAD);
 	params.release_futex = word;
 	params.release_mark = WORD_HELD_SLEEPERS;
@@ -128,7 +129,7 @@ void contended_lock(pthread_mutex_t *m)
 	 * from there: it takes the word glibc's way. */
 	bool slept = params.park_dormant && parked
 		? word_lock_sleeping(word)
-		: word_lock_as_head(word, spin_budget(self, SPIN_AS_HEAD));
+		: word_lock_as_head(word, head_spin);
 #endif
 	spin_credit_settle(&self->spin, SPIN_AS_HEAD, slept);
 	struct cna_handoff handoff;
