@@ -109,11 +109,22 @@ pair_ratios() {
 			printf "%.3f %.3f %.3f\n", m, v[1], v[NR] }'
 }
 
-# other_runnable: tasks runnable right now, this sampler excluded.  Sampled
-# between runs, once the benchmark has exited, it counts other work (the
-# load average cannot: it still holds the benchmark's own threads).
+# other_runnable: tasks runnable besides this sampler, between runs once the
+# benchmark has exited (the load average cannot tell: it still holds the
+# benchmark's own threads).  The least of five samples 20 ms apart: work
+# that shares the CPUs is runnable in all of them, while the shell that
+# just forked this sampler can still be on its way to sleep in the first.
 other_runnable() {
-	awk '{ split($4, r, "/"); print (r[1] > 1 ? r[1] - 1 : 0) }' /proc/loadavg
+	local least=-1 running i
+	for i in 1 2 3 4 5; do
+		[ "$i" -gt 1 ] && sleep 0.02
+		# The builtin read: no fork, so this shell is the one runnable task
+		# of ours that the count holds.
+		read -r _ _ _ running _ </proc/loadavg
+		running=$((${running%%/*} - 1))
+		[ "$least" -lt 0 ] || [ "$running" -lt "$least" ] && least=$running
+	done
+	echo "$least"
 }
 
 # load_report LOAD_BEFORE OTHERS: the end of a report's first sentence, and
