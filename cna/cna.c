@@ -107,6 +107,7 @@ bool cna_enqueue(struct cna_queue *q, struct cna_node *me)
 	me->sec_tail = NULL;
 	me->local_run_start_ns = 0;
 	me->reordering = false;
+	me->was_moved = false;
 
 	CNA_INJECT();
 	/* tail: X -> me.  Release publishes the initialised node to the next
@@ -193,7 +194,7 @@ static void flush_secondary(struct succession *s, struct cna_node *next)
  * be about to be written by an enqueuer.  Returns waiters moved, or -1 if
  * no preferred waiter was found (nothing moved).
  */
-static int order_queue(struct succession *s, struct cna_node *next)
+static int order_queue(struct succession *s, struct cna_node *next, bool mark_moved)
 {
 	struct cna_node *prev = NULL, *cur = next;
 	int skipped = 0;
@@ -209,6 +210,12 @@ static int order_queue(struct succession *s, struct cna_node *next)
 		skipped++;
 	}
 	if (prev) {
+		/* The moved waiters read was_moved only once head, after grants
+		 * that order this write before their reads.  A second walk, on
+		 * lines the first one just read, and only for statistics. */
+		for (struct cna_node *n = next; mark_moved && n != cur;
+		     n = atomic_load_explicit(&n->next, memory_order_relaxed))
+			n->was_moved = true;
 		/* primary next..prev cur.. -> primary cur..; secondary ..next..prev */
 		atomic_store_explicit(&prev->next, NULL, memory_order_relaxed);
 		if (s->sec_tail) {
@@ -241,7 +248,7 @@ static void choose_successor(struct succession *s, struct cna_node *next,
 		return;
 	}
 
-	int moved = order_queue(s, next);
+	int moved = order_queue(s, next, params->mark_moved);
 	if (moved >= 0) {
 		out->moved = (unsigned)moved;
 		return;

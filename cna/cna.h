@@ -65,6 +65,9 @@ struct cna_node {
 	struct cna_node *sec_tail;
 	uint64_t local_run_start_ns;   /* when the secondary queue got its first node */
 	bool reordering;               /* a secondary queue formed since the queue was empty */
+	/* Set by a head that moved this waiter to the secondary queue, when
+	 * cna_params.mark_moved asks; read by the waiter once it is head. */
+	bool was_moved;
 } __attribute__((aligned(64)));
 
 struct cna_queue {
@@ -80,6 +83,7 @@ struct cna_params {
 	unsigned shuffle_bits;         /* 0..31 */
 	unsigned spin_budget;          /* spins before a waiter parks */
 	bool park_dormant;             /* a waiter that parks does so DORMANT */
+	bool mark_moved;               /* heads set was_moved in the waiters they move */
 	/*
 	 * Where a DORMANT successor sleeps on after the grant (NULL: it is
 	 * woken instead).  The granter stores release_mark there first; the

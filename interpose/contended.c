@@ -46,11 +46,12 @@ static void count_handoff(struct stats_block *s, const struct cna_handoff *h)
 		stats_add(&s->requeues, 1);
 }
 
-static void count_wait(struct stats_block *s, uint64_t start_ns)
+static uint64_t count_wait(struct stats_block *s, uint64_t start_ns)
 {
 	uint64_t waited = cna_now_ns() - start_ns;
 	stats_add(&s->wait_total_ns, waited);
 	stats_max(&s->wait_max_ns, waited);
+	return waited;
 }
 
 static void count_spun(uint64_t start_ns)
@@ -115,6 +116,7 @@ void contended_lock(pthread_mutex_t *m)
 	params.release_futex = word;
 	params.release_mark = WORD_HELD_SLEEPERS;
 #endif
+	params.mark_moved = stats_enabled;
 	bool parked = false;
 	if (!cna_enqueue(&record->queue, &self->node)) {
 		parked = cna_wait_granted(&self->node, &params);
@@ -141,7 +143,9 @@ void contended_lock(pthread_mutex_t *m)
 		stats_add(&s->acquisitions_slow, 1);
 		stats_add(&s->parks, (uint64_t)parked + (uint64_t)slept);
 		count_handoff(s, &handoff);
-		count_wait(s, start_ns);
+		uint64_t waited = count_wait(s, start_ns);
+		if (self->node.was_moved)
+			stats_max(&s->secondary_wait_max_ns, waited);
 	}
 	profile_contended(m, start_ns, &handoff);
 }

@@ -125,7 +125,8 @@ void stats_report(void)
 			 "cnamutex: stats acquisitions_fast=%llu acquisitions_spun=%llu acquisitions_slow=%llu"
 			 " acquisitions_timed=%llu acquisitions_word=%llu queue_fallbacks=%llu"
 			 " handoffs_local=%llu handoffs_remote=%llu secondary_moves=%llu"
-			 " flushes=%llu parks=%llu requeues=%llu wait_max_us=%llu wait_mean_us=%.1f\n",
+			 " flushes=%llu parks=%llu requeues=%llu wait_max_us=%llu wait_mean_us=%.1f"
+			 " secondary_wait_max_us=%llu\n",
 			 (unsigned long long)total.acquisitions_fast,
 			 (unsigned long long)total.acquisitions_spun,
 			 (unsigned long long)slow,
@@ -139,7 +140,8 @@ void stats_report(void)
 			 (unsigned long long)total.parks,
 			 (unsigned long long)total.requeues,
 			 (unsigned long long)(total.wait_max_ns / 1000),
-			 waits ? (double)total.wait_total_ns / 1000.0 / (double)waits : 0.0);
+			 waits ? (double)total.wait_total_ns / 1000.0 / (double)waits : 0.0,
+			 (unsigned long long)(total.secondary_wait_max_ns / 1000));
 	if (n > 0) {
 		ssize_t ignored = write(STDERR_FILENO, line,
 					(size_t)n < sizeof line ? (size_t)n : sizeof line - 1);

@@ -16,3 +16,4 @@ STAT(parks, SUM)              /* futex sleeps of queued waiters and heads */
 STAT(requeues, SUM)           /* new heads moved, asleep, onto the mutex word */
 STAT(wait_total_ns, SUM)      /* time from slow-path entry to acquisition */
 STAT(wait_max_ns, MAX)        /* longest such wait */
+STAT(secondary_wait_max_ns, MAX) /* longest wait of a waiter moved to the secondary queue */

@@ -165,6 +165,36 @@ static void remote_run_moves_to_secondary(void)
 	CHECK(queue_tail() == W(3));
 }
 
+/* With mark_moved, exactly the waiters moved aside are marked, over two
+ * moves; without it nobody is (the default costs no extra writes). */
+static void moved_waiters_are_marked(void)
+{
+	build(0, 6, 1, 1, 0, 1, 0, 0);
+	scene.params.mark_moved = true;
+	pass();                     /* W0 W1 move, W2 is head */
+	CHECK_EQ(scene.out.moved, 2);
+	pass_from(W(2));            /* W3 moves, W4 is head */
+	CHECK_EQ(scene.out.moved, 1);
+	CHECK_EQ(state_of(W(4)), CNA_HEAD);
+	const bool want[6] = { true, true, false, true, false, false };
+	for (int i = 0; i < 6; i++)
+		CHECK_EQ(W(i)->was_moved, want[i]);
+	CHECK(!scene.head.was_moved);
+
+	build(0, 4, 1, 1, 0, 1);
+	pass();
+	CHECK_EQ(scene.out.moved, 2);
+	for (int i = 0; i < 4; i++)
+		CHECK(!W(i)->was_moved);
+
+	/* A node enqueued again starts unmarked. */
+	build(0, 1, 1);
+	scene.waiter[0].was_moved = true;
+	memset(&scene.queue, 0, sizeof scene.queue);
+	CHECK(cna_enqueue(&scene.queue, W(0)));
+	CHECK(!W(0)->was_moved);
+}
+
 /* A later move appends to the existing secondary queue and keeps its start. */
 static void moves_append_to_secondary(void)
 {
@@ -503,6 +533,7 @@ int main(void)
 {
 	next_is_local();
 	remote_run_moves_to_secondary();
+	moved_waiters_are_marked();
 	moves_append_to_secondary();
 	successor_inherits_preference();
 	no_local_keeps_secondary_with_stand_in();

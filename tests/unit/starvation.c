@@ -200,6 +200,10 @@ static int run_with_stats(char *self, char *target, char *deadline)
 	/* One handoff at most per acquisition through the queue. */
 	CHECK(stats_get(&stats, "acquisitions_slow") >=
 	      stats_get(&stats, "handoffs_local") + stats_get(&stats, "handoffs_remote"));
+	/* A moved waiter's wait is one of all the waits; none without moves. */
+	CHECK(stats_get(&stats, "secondary_wait_max_us") <= stats_get(&stats, "wait_max_us"));
+	if (stats_get(&stats, "secondary_moves") == 0)
+		CHECK_EQ(stats_get(&stats, "secondary_wait_max_us"), 0);
 	return check_report("starvation-stats");
 }
 

@@ -89,6 +89,7 @@ static int contended_child(void)
 static const char *const documented_keys[] = {
 	"acquisitions_fast", "acquisitions_slow", "handoffs_local", "handoffs_remote",
 	"secondary_moves", "flushes", "parks", "requeues", "wait_max_us", "wait_mean_us",
+	"secondary_wait_max_us",
 };
 
 static struct child_result result;
@@ -255,6 +256,7 @@ static void known_counts(void)
 	CHECK_EQ(stats_get(&s, "parks"), 0);
 	CHECK_EQ(stats_get(&s, "wait_max_us"), 0);
 	CHECK_EQ(stats_get(&s, "wait_mean_us"), 0);
+	CHECK_EQ(stats_get(&s, "secondary_wait_max_us"), 0);
 }
 
 static void contended_counts(void)
@@ -272,6 +274,7 @@ static void contended_counts(void)
 	/* one node: NUMA-blind by default, so no reordering */
 	CHECK_EQ(stats_get(&s, "secondary_moves") + stats_get(&s, "flushes"), 0);
 	CHECK_EQ(stats_get(&s, "handoffs_remote"), 0);
+	CHECK_EQ(stats_get(&s, "secondary_wait_max_us"), 0);
 	CHECK(stats_get(&s, "wait_mean_us") <= stats_get(&s, "wait_max_us") + 1);
 }
 
