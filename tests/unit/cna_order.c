@@ -187,6 +187,16 @@ static void moved_waiters_are_marked(void)
 	for (int i = 0; i < 4; i++)
 		CHECK(!W(i)->was_moved);
 
+	/* No preferred waiter: a stand-in takes over and nothing is moved or
+	 * marked, though the search walked over every waiter. */
+	build(0, 3, 1, 1, 1);
+	scene.params.mark_moved = true;
+	pass();
+	CHECK_EQ(scene.out.moved, 0);
+	CHECK_EQ(state_of(W(0)), CNA_HEAD);
+	for (int i = 0; i < 3; i++)
+		CHECK(!W(i)->was_moved);
+
 	/* A node enqueued again starts unmarked. */
 	build(0, 1, 1);
 	scene.waiter[0].was_moved = true;
