@@ -213,9 +213,10 @@ static int order_queue(struct succession *s, struct cna_node *next, bool mark_mo
 		/* The moved waiters read was_moved only once head, after grants
 		 * that order this write before their reads.  A second walk, on
 		 * lines the first one just read, and only for statistics. */
-		for (struct cna_node *n = next; mark_moved && n != cur;
-		     n = atomic_load_explicit(&n->next, memory_order_relaxed))
-			n->was_moved = true;
+		if (mark_moved)
+			for (struct cna_node *n = next; n != cur;
+			     n = atomic_load_explicit(&n->next, memory_order_relaxed))
+				n->was_moved = true;
 		/* primary next..prev cur.. -> primary cur..; secondary ..next..prev */
 		atomic_store_explicit(&prev->next, NULL, memory_order_relaxed);
 		if (s->sec_tail) {

@@ -201,7 +201,7 @@ static int run_with_stats(char *self, char *target, char *deadline)
 	CHECK(stats_get(&stats, "acquisitions_slow") >=
 	      stats_get(&stats, "handoffs_local") + stats_get(&stats, "handoffs_remote"));
 	/* A moved waiter's wait is one of all the waits; none without moves,
-	 * and with moves a moved waiter waited at least a handoff (> 1 µs). */
+	 * and with moves a moved waiter waited at least a handoff (1 µs or more). */
 	CHECK(stats_get(&stats, "secondary_wait_max_us") <= stats_get(&stats, "wait_max_us"));
 	if (stats_get(&stats, "secondary_moves") == 0)
 		CHECK_EQ(stats_get(&stats, "secondary_wait_max_us"), 0);
