@@ -1,6 +1,10 @@
 /* tests/torture/torture.c — many threads, many mutexes, every operation at once.
  *
  * Usage: torture [SECONDS [THREADS [MUTEXES]]]   (defaults 3, 12, 64)
+ *        torture --expect STAT [SECONDS [THREADS [MUTEXES]]]
+ * The second form runs the first as a child with statistics on and also
+ * requires the counter STAT of the shim's statistics line to be positive,
+ * so that a variant proves the path it exists for ran (requeues, moves).
  *
  * More threads than cores run a random mix over an array of adjacent
  * mutexes of every CNA kind (static NORMAL, NORMAL, ERRORCHECK, RECURSIVE,
@@ -23,6 +27,8 @@
 #include <unistd.h>
 
 #include "../check.h"
+#include "../unit/child.h"
+#include "../unit/stats_line.h"
 #include "tsan_glibc.h"
 
 #define MAX_MUTEXES 256
@@ -409,9 +415,42 @@ static void init_mutexes(void)
 		pthread_cond_init(&conds[c], NULL);
 }
 
+/* The torture run as a child, with this process's CNAMUTEX_* settings and
+ * CNAMUTEX_STATS=1; it must pass, and its counter stat must be positive. */
+static int run_expecting(const char *stat, char **torture_argv)
+{
+	static const char stats_on[] = "CNAMUTEX_STATS=1";
+	const char *set[CHILD_ENV_MAX + 1];
+	int n = 0;
+	for (char **e = environ; *e && n < CHILD_ENV_MAX - 1; e++)
+		if (!strncmp(*e, "CNAMUTEX_", 9) && strncmp(*e, "CNAMUTEX_STATS=", 15))
+			set[n++] = *e;
+	set[n++] = stats_on;
+	set[n] = NULL;
+
+	static struct child_result child;
+	CHECK(child_run(torture_argv, set, &child));
+	fputs(child.err, stderr);
+	CHECK_EQ(child.exit_code, 0);
+	struct stats_line stats;
+	bool found = stats_line_find(child.err, &stats);
+	CHECK(found);
+	if (found) {
+		double value = stats_get(&stats, stat);
+		printf("torture --expect: %s=%.0f\n", stat, value);
+		CHECK(value > 0);
+	}
+	return check_report("torture --expect");
+}
+
 int main(int argc, char **argv)
 {
 	check_running_under_shim();
+	if (argc > 2 && !strcmp(argv[1], "--expect")) {
+		char *stat = argv[2];
+		argv[2] = argv[0];              /* the child: torture [SECONDS ...] */
+		return run_expecting(stat, argv + 2);
+	}
 	double seconds = argc > 1 ? atof(argv[1]) : 3.0;
 	int threads = argc > 2 ? atoi(argv[2]) : 12;
 	if (argc > 3)

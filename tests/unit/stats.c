@@ -261,17 +261,22 @@ static void known_counts(void)
 
 static void contended_counts(void)
 {
-	const char *set[] = { "CNAMUTEX_STATS=1", NULL };
+	/* One virtual node, so the default (auto) is NUMA-blind on any host. */
+	const char *set[] = { "CNAMUTEX_STATS=1", "CNAMUTEX_TOPOLOGY=nodes=1", NULL };
 	struct stats_line s;
 	if (!run("contended", set) || !parse(&s))
 		return;
 	fputs(result.err, stdout);
 	CHECK_EQ(acquisitions(&s), CONTENDED_THREADS * CONTENDED_ROUNDS);
-	CHECK(stats_get(&s, "acquisitions_slow") > 0);
+	/* Some acquisitions waited; whether any went through the queue rather
+	 * than the spin or the word is the scheduler's choice (routing_counts
+	 * and requeue_counts prove each path on purpose). */
+	CHECK(stats_get(&s, "acquisitions_spun") + stats_get(&s, "acquisitions_word") +
+	      stats_get(&s, "acquisitions_slow") > 0);
 	/* one pass of the headship per acquisition through the queue */
 	CHECK(stats_get(&s, "handoffs_local") + stats_get(&s, "handoffs_remote") <=
 	      stats_get(&s, "acquisitions_slow"));
-	/* one node: NUMA-blind by default, so no reordering */
+	/* one node: no reordering */
 	CHECK_EQ(stats_get(&s, "secondary_moves") + stats_get(&s, "flushes"), 0);
 	CHECK_EQ(stats_get(&s, "handoffs_remote"), 0);
 	CHECK_EQ(stats_get(&s, "secondary_wait_max_us"), 0);
