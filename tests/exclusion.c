@@ -1,7 +1,9 @@
 /* tests/exclusion.c — mutual exclusion under many threads, for every CNA kind.
  *
- * Usage: exclusion KIND [THREADS] [ITERATIONS]
+ * Usage: exclusion [--expect-violation] KIND [THREADS] [ITERATIONS]
  *   KIND: static normal adaptive errorcheck recursive
+ * --expect-violation is for a deliberately broken shim: the run passes only
+ * if it saw an overlap or a lost update (a crash or a setup error does not).
  * Each critical section reads a counter, dawdles, and writes it back plus
  * one, and writes a few shared cache lines; an overlap is detected both by
  * an occupancy flag and by lost updates.  Run with more threads than cores.
@@ -9,6 +11,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "check.h"
@@ -59,6 +62,11 @@ static void *worker(void *arg)
 int main(int argc, char **argv)
 {
 	check_running_under_shim();
+	bool expect_violation = argc > 1 && !strcmp(argv[1], "--expect-violation");
+	if (expect_violation) {
+		argv++;
+		argc--;
+	}
 	const char *name = argc > 1 ? argv[1] : "static";
 	int threads = argc > 2 ? atoi(argv[2]) : 16;
 	iterations = argc > 3 ? atol(argv[3]) : 20000;
@@ -93,6 +101,16 @@ int main(int argc, char **argv)
 		pthread_join(tids[t], NULL);
 
 	long expected = (long)threads * iterations;
+	if (expect_violation) {
+		long seen = atomic_load(&overlaps);
+		bool caught = seen > 0 || counter != expected;
+		if (caught)
+			printf("%s: the broken lock was caught (%ld overlaps, counter %ld of %ld)\n",
+			       name, seen, counter, expected);
+		else
+			fprintf(stderr, "%s: a broken lock went unnoticed\n", name);
+		return caught ? 0 : 1;
+	}
 	CHECK_EQ(atomic_load(&overlaps), 0);
 	CHECK_EQ(counter, expected);
 	for (int k = 0; k < SHARED_LINES; k++)

@@ -2,9 +2,12 @@
  *
  * Usage: torture [SECONDS [THREADS [MUTEXES]]]   (defaults 3, 12, 64)
  *        torture --expect STAT [SECONDS [THREADS [MUTEXES]]]
+ *        torture --expect-violation [SECONDS [THREADS [MUTEXES]]]
  * The second form runs the first as a child with statistics on and also
  * requires the counter STAT of the shim's statistics line to be positive,
  * so that a variant proves the path it exists for ran (requeues, moves).
+ * The third, for a deliberately broken shim, passes only if the run saw two
+ * threads inside one mutex (a crash or a setup error is not a catch).
  *
  * More threads than cores run a random mix over an array of adjacent
  * mutexes of every CNA kind (static NORMAL, NORMAL, ERRORCHECK, RECURSIVE,
@@ -451,6 +454,12 @@ int main(int argc, char **argv)
 		argv[2] = argv[0];              /* the child: torture [SECONDS ...] */
 		return run_expecting(stat, argv + 2);
 	}
+	bool expect_violation = argc > 1 && !strcmp(argv[1], "--expect-violation");
+	if (expect_violation) {
+		argv[1] = argv[0];
+		argv++;
+		argc--;
+	}
 	double seconds = argc > 1 ? atof(argv[1]) : 3.0;
 	int threads = argc > 2 ? atoi(argv[2]) : 12;
 	if (argc > 3)
@@ -488,6 +497,14 @@ int main(int argc, char **argv)
 	double elapsed = (double)(ended.tv_sec - began.tv_sec) +
 			 (double)(ended.tv_nsec - began.tv_nsec) / 1e9;
 
+	if (expect_violation) {
+		long caught = atomic_load(&violations);
+		if (caught)
+			printf("torture: the broken lock was caught (%ld violations)\n", caught);
+		else
+			fprintf(stderr, "torture: a broken lock went unnoticed\n");
+		return caught ? 0 : 1;
+	}
 	long acquisitions = 0;
 	for (int i = 0; i < mutex_count; i++) {
 		CHECK_EQ(guarded[i].counter, atomic_load(&totals[i]));
