@@ -34,11 +34,17 @@ static inline bool child_run(char *const argv[], const char *const set[],
 {
 	char *envp[CHILD_ENV_MAX + 1];
 	size_t n = 0;
-	for (char **e = environ; *e && n < CHILD_ENV_MAX; e++)
-		if (strncmp(*e, "CNAMUTEX_", 9) != 0)
+	for (char **e = environ; *e; e++)
+		if (strncmp(*e, "CNAMUTEX_", 9) != 0) {
+			if (n == CHILD_ENV_MAX)
+				return false;   /* never run it with part of its environment */
 			envp[n++] = *e;
-	for (const char *const *s = set; *s && n < CHILD_ENV_MAX; s++)
+		}
+	for (const char *const *s = set; *s; s++) {
+		if (n == CHILD_ENV_MAX)
+			return false;
 		envp[n++] = (char *)*s;
+	}
 	envp[n] = NULL;
 
 	int pipe_fds[2];
