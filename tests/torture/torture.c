@@ -4,14 +4,13 @@
  *        torture --expect STAT [SECONDS [THREADS [MUTEXES]]]
  *        torture --expect-violation [SECONDS [THREADS [MUTEXES]]]
  * The second form runs the first as a child with statistics on and also
- * requires the counter STAT of the shim's statistics line to be positive,
- * so that a variant proves the path it exists for ran (requeues, moves).
- * The third, for a deliberately broken shim, passes only if the run saw two
- * threads inside one mutex and nothing else failed (a crash or a setup
- * error is not a catch).
- * STAT is a counter name (it must be positive) or NAME/OTHER>=R (the ratio
- * of two counters must reach R: requeues/acquisitions_slow>=0.25 tells a
- * run where most queued waiters parked dormant from one where a few did).
+ * checks the shim's statistics line, so that a variant proves the path it
+ * exists for ran: STAT is a counter that must be positive, or NAME/OTHER>=R,
+ * a ratio of two counters that must reach R (requeues/acquisitions_slow>=0.25
+ * tells a run where most queued waiters parked dormant from one where a few
+ * did).  The third, for a deliberately broken shim, passes only if the run
+ * saw two threads inside one mutex and nothing else failed (a crash or a
+ * setup error is not a catch).
  *
  * More threads than cores run a random mix over an array of adjacent
  * mutexes of every CNA kind (static NORMAL, NORMAL, ERRORCHECK, RECURSIVE,
@@ -442,8 +441,8 @@ static bool expectation_met(const struct stats_line *stats, const char *expect)
 }
 
 /* The torture run as a child, with this process's CNAMUTEX_* settings and
- * CNAMUTEX_STATS=1; it must pass, and its counter stat must be positive. */
-static int run_expecting(const char *stat, char **torture_argv)
+ * CNAMUTEX_STATS=1; it must pass, and its statistics meet the expectation. */
+static int run_expecting(const char *expect, char **torture_argv)
 {
 	static const char stats_on[] = "CNAMUTEX_STATS=1";
 	const char *set[CHILD_ENV_MAX + 1];
@@ -462,7 +461,7 @@ static int run_expecting(const char *stat, char **torture_argv)
 	bool found = stats_line_find(child.err, &stats);
 	CHECK(found);
 	if (found)
-		CHECK(expectation_met(&stats, stat));
+		CHECK(expectation_met(&stats, expect));
 	return check_report("torture --expect");
 }
 
@@ -470,9 +469,9 @@ int main(int argc, char **argv)
 {
 	check_running_under_shim();
 	if (argc > 2 && !strcmp(argv[1], "--expect")) {
-		char *stat = argv[2];
+		char *expect = argv[2];
 		argv[2] = argv[0];              /* the child: torture [SECONDS ...] */
-		return run_expecting(stat, argv + 2);
+		return run_expecting(expect, argv + 2);
 	}
 	bool expect_violation = argc > 1 && !strcmp(argv[1], "--expect-violation");
 	if (expect_violation) {
