@@ -2,6 +2,7 @@
 #include "word.h"
 
 #include <errno.h>
+#include <sched.h>
 
 #include "../cna/cna.h"
 
@@ -18,10 +19,24 @@ bool word_lock_sleeping(_Atomic uint32_t *word)
 	return slept;
 }
 
+/*
+ * Every this many rounds a spin on the word gives up the CPU for a moment.
+ * With more runnable threads than CPUs the holder is often preempted, and a
+ * spinner only burns the timeslice the holder needs: sched_yield() lets the
+ * holder (or other useful work) run and keeps the spinner runnable, cheaper
+ * than a futex sleep and its wake.  With a CPU to spare it returns at once.
+ * leveldb readrandom at 16 threads on 2 CPUs: 0.96 -> 1.20 of glibc's
+ * throughput (pair medians, 8 pairs); mutexbench unchanged (2.00 vs 1.96 at
+ * 16 threads, 1.13 vs 1.17 at 2).  Every 8 rounds cost mutexbench a sixth.
+ */
+#define SPIN_ROUNDS_PER_YIELD 32
+
 /* Test-and-test-and-set; with stop_when_waited, give up once the word is 2. */
 static int spin_on_word(_Atomic uint32_t *word, unsigned spin_budget, bool stop_when_waited)
 {
 	for (unsigned i = 0; i < spin_budget; i++) {
+		if (i && i % SPIN_ROUNDS_PER_YIELD == 0)
+			sched_yield();
 		uint32_t seen = atomic_load_explicit(word, memory_order_relaxed);
 		if (seen == WORD_FREE && word_try_lock(word))
 			return WORD_SPIN_ACQUIRED;
