@@ -87,6 +87,27 @@ static inline bool child_run(char *const argv[], const char *const set[],
 	return true;
 }
 
+/*
+ * child_run() with this process's own CNAMUTEX_* settings carried over and
+ * statistics on (CNAMUTEX_STATS=1 in place of any CNAMUTEX_STATS): the same
+ * run again, to read its statistics line.
+ */
+static inline bool child_run_with_stats(char *const argv[], struct child_result *out)
+{
+	static const char stats_on[] = "CNAMUTEX_STATS=1";
+	const char *set[CHILD_ENV_MAX + 1];
+	size_t n = 0;
+	for (char **e = environ; *e; e++)
+		if (!strncmp(*e, "CNAMUTEX_", 9) && strncmp(*e, "CNAMUTEX_STATS=", 15)) {
+			if (n == CHILD_ENV_MAX - 1)
+				return false;
+			set[n++] = *e;
+		}
+	set[n++] = stats_on;
+	set[n] = NULL;
+	return child_run(argv, set, out);
+}
+
 /* Lines of text that start with prefix; *first set to the first of them. */
 static inline int child_lines_starting(const char *text, const char *prefix,
 				       const char **first)

@@ -175,27 +175,9 @@ static int run(double deadline_s)
  * and consistent with the run. */
 static int run_with_stats(char *self, char *target, char *deadline)
 {
-	static const char *const names[] = {
-		"CNAMUTEX_NUMA", "CNAMUTEX_TOPOLOGY", "CNAMUTEX_THRESHOLD_MS",
-		"CNAMUTEX_SHUFFLE_BITS", "CNAMUTEX_SPIN",
-	};
-	enum { NAMES = sizeof names / sizeof names[0] };
-	static char kept[NAMES][128];
-	const char *set[NAMES + 2];
-	int n = 0;
-	for (int i = 0; i < NAMES; i++) {
-		const char *value = getenv(names[i]);
-		if (value) {
-			snprintf(kept[i], sizeof kept[i], "%s=%s", names[i], value);
-			set[n++] = kept[i];
-		}
-	}
-	set[n++] = "CNAMUTEX_STATS=1";
-	set[n] = NULL;
-
 	static struct child_result child;
 	char *argv[] = { self, "run", target, deadline, NULL };
-	CHECK(child_run(argv, set, &child));
+	CHECK(child_run_with_stats(argv, &child));
 	fputs(child.err, stderr);
 	CHECK_EQ(child.exit_code, 0);
 
