@@ -8,11 +8,15 @@
  */
 #include "contended.h"
 
+#include <stddef.h>
+
 #include "glibc_mutex.h"
+#include "locality.h"
 #include "profile.h"
 #include "queue_table.h"
 #include "stats.h"
 #include "thread.h"
+#include "topology.h"
 #include "tunables.h"
 #include "word.h"
 
@@ -54,13 +58,33 @@ static uint64_t count_wait(struct stats_block *s, uint64_t start_ns)
 	return waited;
 }
 
-static void count_spun(uint64_t start_ns)
+/* The acquisitions_* counter of one way of winning, as an offset. */
+#define WON_BY(counter) offsetof(struct stats_block, counter)
+
+/*
+ * Every contended acquisition ends here, however it was won: the new owner
+ * records its node in the mutex and counts the lock transfer, its way of
+ * winning and its wait.  Returns the statistics block (NULL with
+ * statistics off) for the caller's own counters, and the wait it counted
+ * in *waited.
+ */
+static struct stats_block *contended_acquired(pthread_mutex_t *m, struct cnamutex_thread *self,
+					      size_t won_by, uint64_t start_ns,
+					      const struct cna_handoff *handoff, uint64_t *waited)
 {
-	if (stats_enabled) {
-		struct stats_block *s = stats_self();
-		stats_add(&s->acquisitions_spun, 1);
-		count_wait(s, start_ns);
-	}
+	enum transfer_kind transfer =
+		mutex_note_owner_node(m, topology_current_node(self->index));
+	profile_contended(m, start_ns, handoff, transfer);
+	if (!stats_enabled)
+		return NULL;
+	struct stats_block *s = stats_self();
+	stats_add((_Atomic uint64_t *)((char *)s + won_by), 1);
+	stats_add(transfer == TRANSFER_LOCAL    ? &s->transfers_local
+		  : transfer == TRANSFER_REMOTE ? &s->transfers_remote
+						: &s->transfers_unknown,
+		  1);
+	*waited = count_wait(s, start_ns);
+	return s;
 }
 
 void contended_lock(pthread_mutex_t *m)
@@ -68,6 +92,7 @@ void contended_lock(pthread_mutex_t *m)
 	struct cnamutex_thread *self = thread_self();
 	_Atomic uint32_t *word = mutex_word(m);
 	uint64_t start_ns = instrument_enabled ? cna_now_ns() : 0;
+	uint64_t waited;
 	thread_note_contended(self);
 
 	/* Most contention is a holder about to leave: spin a little on the
@@ -77,29 +102,18 @@ void contended_lock(pthread_mutex_t *m)
 	if (spin != WORD_SPIN_WAITED_ON)
 		spin_credit_settle(&self->spin, SPIN_BEFORE_QUEUE, spin == WORD_SPIN_SPENT);
 	if (spin == WORD_SPIN_ACQUIRED) {
-		count_spun(start_ns);
-		profile_contended(m, start_ns, NULL);
+		contended_acquired(m, self, WON_BY(acquisitions_spun), start_ns, NULL, &waited);
 		return;
 	}
 	if (spin == WORD_SPIN_SPENT && word_lock_as_first_waiter(word)) {
-		if (stats_enabled) {
-			struct stats_block *s = stats_self();
-			stats_add(&s->acquisitions_word, 1);
-			count_wait(s, start_ns);
-		}
-		profile_contended(m, start_ns, NULL);
+		contended_acquired(m, self, WON_BY(acquisitions_word), start_ns, NULL, &waited);
 		return;
 	}
 
 	struct queue_record *record = queue_table_acquire(m);
 	if (!record) {
 		word_lock_sleeping(word);
-		if (stats_enabled) {
-			struct stats_block *s = stats_self();
-			stats_add(&s->queue_fallbacks, 1);
-			count_wait(s, start_ns);
-		}
-		profile_contended(m, start_ns, NULL);
+		contended_acquired(m, self, WON_BY(queue_fallbacks), start_ns, NULL, &waited);
 		return;
 	}
 
@@ -138,30 +152,26 @@ void contended_lock(pthread_mutex_t *m)
 	cna_pass_head(&record->queue, &self->node, &params, &self->prng, &handoff);
 	queue_table_release(record);
 
-	if (stats_enabled) {
-		struct stats_block *s = stats_self();
-		stats_add(&s->acquisitions_slow, 1);
+	struct stats_block *s = contended_acquired(m, self, WON_BY(acquisitions_slow),
+						   start_ns, &handoff, &waited);
+	if (s) {
 		stats_add(&s->parks, (uint64_t)parked + (uint64_t)slept);
 		count_handoff(s, &handoff);
-		uint64_t waited = count_wait(s, start_ns);
 		if (self->node.was_moved)
 			stats_max(&s->secondary_wait_max_ns, waited);
 	}
-	profile_contended(m, start_ns, &handoff);
 }
 
 int contended_lock_until(pthread_mutex_t *m, clockid_t clock,
 			 const struct timespec *abstime)
 {
+	struct cnamutex_thread *self = thread_self();
 	uint64_t start_ns = instrument_enabled ? cna_now_ns() : 0;
+	uint64_t waited;
+	thread_note_contended(self);
 	int err = word_lock_until(mutex_word(m), clock, abstime,
 				  cnamutex_params.spin_budget);
-	if (stats_enabled && err == 0) {
-		struct stats_block *s = stats_self();
-		stats_add(&s->acquisitions_timed, 1);
-		count_wait(s, start_ns);
-	}
 	if (err == 0)
-		profile_contended(m, start_ns, NULL);
+		contended_acquired(m, self, WON_BY(acquisitions_timed), start_ns, NULL, &waited);
 	return err;
 }

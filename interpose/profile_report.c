@@ -16,7 +16,8 @@
 
 struct row {
 	uintptr_t mutex, call_site;
-	uint64_t acquisitions, contended, local, remote, wait_total_ns, wait_max_ns;
+	uint64_t acquisitions, contended, local, remote, transfers_local, transfers_remote;
+	uint64_t wait_total_ns, wait_max_ns;
 };
 
 struct site {
@@ -88,6 +89,8 @@ static struct row read_record(const struct profile_record *r)
 		.contended = atomic_load_explicit(&r->contended, memory_order_relaxed),
 		.local = atomic_load_explicit(&r->handoffs_local, memory_order_relaxed),
 		.remote = atomic_load_explicit(&r->handoffs_remote, memory_order_relaxed),
+		.transfers_local = atomic_load_explicit(&r->transfers_local, memory_order_relaxed),
+		.transfers_remote = atomic_load_explicit(&r->transfers_remote, memory_order_relaxed),
 		.wait_total_ns = atomic_load_explicit(&r->wait_total_ns, memory_order_relaxed),
 		.wait_max_ns = atomic_load_explicit(&r->wait_max_ns, memory_order_relaxed),
 	};
@@ -169,9 +172,9 @@ static void report_table(const struct row *top, unsigned n, unsigned seen, uint6
 		put(&out, "cnamutex: profile: %llu contended acquisitions not tracked (table full)\n",
 		    (unsigned long long)untracked);
 	if (n)
-		put(&out, "cnamutex: %4s %-18s %10s %10s %6s %8s %8s %9s %9s  %s\n", "rank",
-		    "mutex", "acquired", "contended", "share", "local", "remote", "mean_us",
-		    "max_us", "call site");
+		put(&out, "cnamutex: %4s %-18s %10s %10s %6s %10s %10s %8s %8s %9s %9s  %s\n",
+		    "rank", "mutex", "acquired", "contended", "share", "xfer_local", "xfer_remote",
+		    "local", "remote", "mean_us", "max_us", "call site");
 	flush(&out);
 	for (unsigned i = 0; i < n; i++) {
 		const struct row *r = &top[i];
@@ -180,9 +183,12 @@ static void report_table(const struct row *top, unsigned n, unsigned seen, uint6
 				       : 0.0;
 		char address[24];
 		snprintf(address, sizeof address, "%p", (void *)r->mutex);
-		put(&out, "cnamutex: %4u %-18s %10llu %10llu %5.1f%% %8llu %8llu %9.1f %9.1f  ",
+		put(&out, "cnamutex: %4u %-18s %10llu %10llu %5.1f%% %10llu %10llu %8llu %8llu"
+			  " %9.1f %9.1f  ",
 		    i + 1, address, (unsigned long long)r->acquisitions,
-		    (unsigned long long)r->contended, share, (unsigned long long)r->local,
+		    (unsigned long long)r->contended, share,
+		    (unsigned long long)r->transfers_local, (unsigned long long)r->transfers_remote,
+		    (unsigned long long)r->local,
 		    (unsigned long long)r->remote, per_us(r->wait_total_ns, r->contended),
 		    per_us(r->wait_max_ns, 1));
 		put_site_text(&out, r->call_site);
@@ -200,12 +206,14 @@ static void report_json(const struct row *top, unsigned n, unsigned seen, uint64
 		const struct row *r = &top[i];
 		struct site s = symbolize(r->call_site);
 		put(&out, "%s{\"rank\":%u,\"mutex\":\"%p\",\"acquisitions\":%llu,\"contended\":%llu,"
-			  "\"contended_share\":%.4f,\"handoffs_local\":%llu,\"handoffs_remote\":%llu,"
+			  "\"contended_share\":%.4f,\"transfers_local\":%llu,\"transfers_remote\":%llu,"
+			  "\"handoffs_local\":%llu,\"handoffs_remote\":%llu,"
 			  "\"wait_mean_us\":%.1f,\"wait_max_us\":%.1f,\"call_site\":{\"address\":\"%p\","
 			  "\"function\":",
 		    i ? "," : "", i + 1, (void *)r->mutex, (unsigned long long)r->acquisitions,
 		    (unsigned long long)r->contended,
 		    r->acquisitions ? (double)r->contended / (double)r->acquisitions : 0.0,
+		    (unsigned long long)r->transfers_local, (unsigned long long)r->transfers_remote,
 		    (unsigned long long)r->local, (unsigned long long)r->remote,
 		    per_us(r->wait_total_ns, r->contended), per_us(r->wait_max_ns, 1),
 		    (void *)r->call_site);
