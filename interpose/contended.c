@@ -87,6 +87,28 @@ static struct stats_block *contended_acquired(pthread_mutex_t *m, struct cnamute
 	return s;
 }
 
+/*
+ * With NUMA ordering on, a waiter that is not a priority waiter spins
+ * behind a node gate (word.h): it leaves a free word to the last owner's
+ * node for a moment, until its wait has lasted the threshold.
+ */
+static struct word_gate *prepare_gate(struct word_gate *gate, pthread_mutex_t *m,
+				      struct cnamutex_thread *self, uint64_t start_ns)
+{
+	if (!cnamutex_params.numa_aware)
+		return NULL;
+	thread_prepare_node(self);
+	if (self->node.priority)
+		return NULL;
+	*gate = (struct word_gate){
+		.owner_node = mutex_owner_node_slot(m),
+		.mine = (uint32_t)self->node.real_node + 1u,
+		.defer_until_ns = (start_ns ? start_ns : cna_now_ns()) +
+				  cnamutex_params.threshold_ns,
+	};
+	return gate;
+}
+
 void contended_lock(pthread_mutex_t *m)
 {
 	struct cnamutex_thread *self = thread_self();
@@ -98,7 +120,9 @@ void contended_lock(pthread_mutex_t *m)
 	/* Most contention is a holder about to leave: spin a little on the
 	 * word (like qspinlock's pending waiter), then wait on the word itself
 	 * if nobody does yet; queue if somebody does. */
-	int spin = word_spin_unwaited(word, spin_budget(self, SPIN_BEFORE_QUEUE));
+	struct word_gate gate_space;
+	struct word_gate *gate = prepare_gate(&gate_space, m, self, start_ns);
+	int spin = word_spin_unwaited(word, spin_budget(self, SPIN_BEFORE_QUEUE), gate);
 	if (spin != WORD_SPIN_WAITED_ON)
 		spin_credit_settle(&self->spin, SPIN_BEFORE_QUEUE, spin == WORD_SPIN_SPENT);
 	if (spin == WORD_SPIN_ACQUIRED) {
@@ -145,7 +169,7 @@ void contended_lock(pthread_mutex_t *m)
 	 * from there: it takes the word glibc's way. */
 	bool slept = params.park_dormant && parked
 		? word_lock_sleeping(word)
-		: word_lock_as_head(word, head_spin);
+		: word_lock_as_head(word, head_spin, gate);
 #endif
 	spin_credit_settle(&self->spin, SPIN_AS_HEAD, slept);
 	struct cna_handoff handoff;
