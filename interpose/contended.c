@@ -129,14 +129,14 @@ void contended_lock(pthread_mutex_t *m)
 		contended_acquired(m, self, WON_BY(acquisitions_spun), start_ns, NULL, &waited);
 		return;
 	}
-	if (spin == WORD_SPIN_SPENT && word_lock_as_first_waiter(word)) {
+	if (spin == WORD_SPIN_SPENT && word_lock_as_first_waiter(word, gate)) {
 		contended_acquired(m, self, WON_BY(acquisitions_word), start_ns, NULL, &waited);
 		return;
 	}
 
 	struct queue_record *record = queue_table_acquire(m);
 	if (!record) {
-		word_lock_sleeping(word);
+		word_lock_sleeping(word, gate);
 		contended_acquired(m, self, WON_BY(queue_fallbacks), start_ns, NULL, &waited);
 		return;
 	}
@@ -168,7 +168,7 @@ void contended_lock(pthread_mutex_t *m)
 	/* A DORMANT head may have been moved onto the word's futex and woken
 	 * from there: it takes the word glibc's way. */
 	bool slept = params.park_dormant && parked
-		? word_lock_sleeping(word)
+		? word_lock_sleeping(word, gate)
 		: word_lock_as_head(word, head_spin, gate);
 #endif
 	spin_credit_settle(&self->spin, SPIN_AS_HEAD, slept);
@@ -193,8 +193,10 @@ int contended_lock_until(pthread_mutex_t *m, clockid_t clock,
 	uint64_t start_ns = instrument_enabled ? cna_now_ns() : 0;
 	uint64_t waited;
 	thread_note_contended(self);
+	struct word_gate gate_space;
+	struct word_gate *gate = prepare_gate(&gate_space, m, self, start_ns);
 	int err = word_lock_until(mutex_word(m), clock, abstime,
-				  cnamutex_params.spin_budget);
+				  cnamutex_params.spin_budget, gate);
 	if (err == 0)
 		contended_acquired(m, self, WON_BY(acquisitions_timed), start_ns, NULL, &waited);
 	return err;

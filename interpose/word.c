@@ -6,18 +6,6 @@
 
 #include "../cna/cna.h"
 
-bool word_lock_sleeping(_Atomic uint32_t *word)
-{
-	bool slept = false;
-	/* x -> 2.  Acquire: pairs with the release exchange in word_unlock()
-	 * (or glibc's own unlock, which does the same). */
-	while (atomic_exchange_explicit(word, WORD_HELD_SLEEPERS,
-					memory_order_acquire) != WORD_FREE) {
-		futex_wait_private(word, WORD_HELD_SLEEPERS);
-		slept = true;
-	}
-	return slept;
-}
 
 /*
  * Every this many rounds a spin on the word gives up the CPU for a moment.
@@ -92,7 +80,31 @@ int word_spin_unwaited(_Atomic uint32_t *word, unsigned spin_budget, struct word
 	return spin_on_word(word, spin_budget, true, gate);
 }
 
-bool word_lock_as_first_waiter(_Atomic uint32_t *word)
+/*
+ * A sleeper woken by an unlock finds the word free, and the gate may leave
+ * it to the owner's node for a moment first; it takes it glibc's way all
+ * the same, so the wake chain of the sleepers behind it holds.
+ */
+bool word_lock_sleeping(_Atomic uint32_t *word, struct word_gate *gate)
+{
+	bool slept = false;
+	unsigned grace_used = 0;
+	for (;;) {
+		if (slept && atomic_load_explicit(word, memory_order_relaxed) == WORD_FREE &&
+		    gate_defers(gate, &grace_used))
+			sched_yield();
+		/* x -> 2.  Acquire: pairs with the release exchange in
+		 * word_unlock() (or glibc's own unlock, which does the same). */
+		if (atomic_exchange_explicit(word, WORD_HELD_SLEEPERS,
+					     memory_order_acquire) == WORD_FREE)
+			return slept;
+		futex_wait_private(word, WORD_HELD_SLEEPERS);
+		slept = true;
+		grace_used = 0;
+	}
+}
+
+bool word_lock_as_first_waiter(_Atomic uint32_t *word, struct word_gate *gate)
 {
 	uint32_t seen = atomic_load_explicit(word, memory_order_relaxed);
 	for (;;) {
@@ -111,7 +123,7 @@ bool word_lock_as_first_waiter(_Atomic uint32_t *word)
 							  memory_order_relaxed))
 			break;
 	}
-	word_lock_sleeping(word);
+	word_lock_sleeping(word, gate);
 	return true;
 }
 
@@ -120,7 +132,7 @@ bool word_lock_as_head(_Atomic uint32_t *word, unsigned spin_budget, struct word
 	if (word_spin_lock(word, spin_budget, gate))
 		return false;
 	CNA_INJECT();
-	word_lock_sleeping(word);
+	word_lock_sleeping(word, gate);
 	return true;
 }
 
@@ -130,9 +142,10 @@ static bool valid_timespec(const struct timespec *ts)
 }
 
 int word_lock_until(_Atomic uint32_t *word, clockid_t clock,
-		    const struct timespec *abstime, unsigned spin_budget)
+		    const struct timespec *abstime, unsigned spin_budget,
+		    struct word_gate *gate)
 {
-	if (word_spin_lock(word, spin_budget, NULL))
+	if (word_spin_lock(word, spin_budget, gate))
 		return 0;
 	if (!valid_timespec(abstime))
 		return EINVAL;

@@ -50,7 +50,7 @@ int word_spin_unwaited(_Atomic uint32_t *word, unsigned spin_budget, struct word
  * the glibc way.  Returns false at once if the word is 2 already: then
  * somebody waits on it and the caller should queue.  True once acquired.
  */
-bool word_lock_as_first_waiter(_Atomic uint32_t *word);
+bool word_lock_as_first_waiter(_Atomic uint32_t *word, struct word_gate *gate);
 
 /* Test-and-test-and-set for up to spin_budget rounds; true if acquired. */
 bool word_spin_lock(_Atomic uint32_t *word, unsigned spin_budget, struct word_gate *gate);
@@ -61,7 +61,7 @@ bool word_spin_lock(_Atomic uint32_t *word, unsigned spin_budget, struct word_ga
  * with 0 -> 1: others may still sleep there, and the 2 it leaves is what
  * makes the next unlock wake them.  Returns true if it slept.
  */
-bool word_lock_sleeping(_Atomic uint32_t *word);
+bool word_lock_sleeping(_Atomic uint32_t *word, struct word_gate *gate);
 
 /*
  * Timed acquisition on the word alone (never queues, so giving up leaves no
@@ -69,7 +69,8 @@ bool word_lock_sleeping(_Atomic uint32_t *word);
  * ETIMEDOUT or EINVAL (bad tv_nsec, only checked when it has to wait).
  */
 int word_lock_until(_Atomic uint32_t *word, clockid_t clock,
-		    const struct timespec *abstime, unsigned spin_budget);
+		    const struct timespec *abstime, unsigned spin_budget,
+		    struct word_gate *gate);
 
 /* x -> 0; wake one sleeper if x was 2. */
 static inline void word_unlock(_Atomic uint32_t *word)
