@@ -70,10 +70,11 @@ static uint64_t count_wait(struct stats_block *s, uint64_t start_ns)
  */
 static struct stats_block *contended_acquired(pthread_mutex_t *m, struct cnamutex_thread *self,
 					      size_t won_by, uint64_t start_ns,
-					      const struct cna_handoff *handoff, uint64_t *waited)
+					      const struct cna_handoff *handoff,
+					      const struct word_gate *gate, uint64_t *waited)
 {
-	enum transfer_kind transfer =
-		mutex_note_owner_node(m, topology_current_node(self->index));
+	enum transfer_kind transfer = mutex_note_owner_node(
+		m, topology_current_node(self->index), gate && gate->expired);
 	profile_contended(m, start_ns, handoff, transfer);
 	if (!stats_enabled)
 		return NULL;
@@ -126,18 +127,18 @@ void contended_lock(pthread_mutex_t *m)
 	if (spin != WORD_SPIN_WAITED_ON)
 		spin_credit_settle(&self->spin, SPIN_BEFORE_QUEUE, spin == WORD_SPIN_SPENT);
 	if (spin == WORD_SPIN_ACQUIRED) {
-		contended_acquired(m, self, WON_BY(acquisitions_spun), start_ns, NULL, &waited);
+		contended_acquired(m, self, WON_BY(acquisitions_spun), start_ns, NULL, gate, &waited);
 		return;
 	}
 	if (spin == WORD_SPIN_SPENT && word_lock_as_first_waiter(word, gate)) {
-		contended_acquired(m, self, WON_BY(acquisitions_word), start_ns, NULL, &waited);
+		contended_acquired(m, self, WON_BY(acquisitions_word), start_ns, NULL, gate, &waited);
 		return;
 	}
 
 	struct queue_record *record = queue_table_acquire(m);
 	if (!record) {
 		word_lock_sleeping(word, gate);
-		contended_acquired(m, self, WON_BY(queue_fallbacks), start_ns, NULL, &waited);
+		contended_acquired(m, self, WON_BY(queue_fallbacks), start_ns, NULL, gate, &waited);
 		return;
 	}
 
@@ -177,7 +178,7 @@ void contended_lock(pthread_mutex_t *m)
 	queue_table_release(record);
 
 	struct stats_block *s = contended_acquired(m, self, WON_BY(acquisitions_slow),
-						   start_ns, &handoff, &waited);
+						   start_ns, &handoff, gate, &waited);
 	if (s) {
 		stats_add(&s->parks, (uint64_t)parked + (uint64_t)slept);
 		count_handoff(s, &handoff);
@@ -198,6 +199,6 @@ int contended_lock_until(pthread_mutex_t *m, clockid_t clock,
 	int err = word_lock_until(mutex_word(m), clock, abstime,
 				  cnamutex_params.spin_budget, gate);
 	if (err == 0)
-		contended_acquired(m, self, WON_BY(acquisitions_timed), start_ns, NULL, &waited);
+		contended_acquired(m, self, WON_BY(acquisitions_timed), start_ns, NULL, gate, &waited);
 	return err;
 }

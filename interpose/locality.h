@@ -2,10 +2,12 @@
  *
  * glibc uses a mutex's __list only to chain robust mutexes on their owner's
  * robust list; the kinds the shim takes over (never robust) leave it zero
- * and untouched, whoever locks them.  Its first 32 bits hold the node of the
- * last owner that took the mutex through the shim's contended path (and,
- * with statistics or the profile on, its fast path), plus one; 0 means not
- * known yet.  It
+ * and untouched, whoever locks them.  Its first 32 bits hold, in the low 16,
+ * the node of the last owner that took the mutex through the shim's
+ * contended path (and, with statistics or the profile on, its fast path),
+ * plus one (0: not known yet); and OWNER_STARVING, set by a waiter whose
+ * wait has passed the threshold so that the others leave the word to it
+ * (word.h), cleared when such a waiter takes the mutex.  It
  * sits on the word's cache line, so waiters that watch the word read it for
  * free and the new owner writes a line it already holds.
  *
@@ -22,6 +24,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -36,38 +39,43 @@ _Static_assert(sizeof(((pthread_mutex_t *)0)->__data.__list) >= sizeof(uint32_t)
 enum transfer_kind { TRANSFER_UNKNOWN, TRANSFER_LOCAL, TRANSFER_REMOTE };
 
 #define OWNER_NODE_UNKNOWN 0u
+#define OWNER_NODE_MASK 0xffffu
+#define OWNER_STARVING 0x10000u
 
 static inline _Atomic uint32_t *mutex_owner_node_slot(pthread_mutex_t *m)
 {
 	return (_Atomic uint32_t *)(void *)&m->__data.__list;
 }
 
-/* The last recorded owner's node, or -1 if not known.  Relaxed: a hint,
- * read by waiters; exclusion never depends on it. */
-static inline int mutex_owner_node(pthread_mutex_t *m)
-{
-	return (int)atomic_load_explicit(mutex_owner_node_slot(m), memory_order_relaxed) - 1;
-}
-
-/* The caller now owns m and runs on node: record it, and say what kind of
- * transfer this was.  Only the owner writes the slot (relaxed: ordered for
- * the next owner by the word's release/acquire). */
-static inline enum transfer_kind mutex_note_owner_node(pthread_mutex_t *m, int node)
+/*
+ * The caller now owns m and runs on node: record it, and say what kind of
+ * transfer this was.  A starving waiter's mark stays unless the caller was
+ * that waiter (was_starving).  Owners and starving waiters write the slot;
+ * a hint, so relaxed: a mark lost to a racing store is set again at the
+ * starving waiter's next lost attempt, and exclusion never depends on it.
+ */
+static inline enum transfer_kind mutex_note_owner_node(pthread_mutex_t *m, int node,
+						      bool was_starving)
 {
 	_Atomic uint32_t *slot = mutex_owner_node_slot(m);
 	uint32_t mine = (uint32_t)node + 1u;
 	uint32_t before = atomic_load_explicit(slot, memory_order_relaxed);
-	if (before != mine)
-		atomic_store_explicit(slot, mine, memory_order_relaxed);
-	if (before == OWNER_NODE_UNKNOWN)
+	uint32_t after = mine | (was_starving ? 0 : before & OWNER_STARVING);
+	if (before != after)
+		atomic_store_explicit(slot, after, memory_order_relaxed);
+	uint32_t before_node = before & OWNER_NODE_MASK;
+	if (before_node == OWNER_NODE_UNKNOWN)
 		return TRANSFER_UNKNOWN;
-	return before == mine ? TRANSFER_LOCAL : TRANSFER_REMOTE;
+	return before_node == mine ? TRANSFER_LOCAL : TRANSFER_REMOTE;
 }
 
 /* With statistics or the profile on, an owner whose node is not known yet. */
 static inline void mutex_forget_owner_node(pthread_mutex_t *m)
 {
-	atomic_store_explicit(mutex_owner_node_slot(m), OWNER_NODE_UNKNOWN, memory_order_relaxed);
+	_Atomic uint32_t *slot = mutex_owner_node_slot(m);
+	uint32_t before = atomic_load_explicit(slot, memory_order_relaxed);
+	if (before & OWNER_NODE_MASK)
+		atomic_store_explicit(slot, before & OWNER_STARVING, memory_order_relaxed);
 }
 
 #endif

@@ -139,7 +139,7 @@ void instrument_fast_acquisition(pthread_mutex_t *mutex)
 	/* A thread's virtual node is known from its first contention on;
 	 * before that its owning makes the next transfer's kind unknown. */
 	if (self->index_assigned || !topology_is_per_thread())
-		mutex_note_owner_node(mutex, topology_current_node(self->index));
+		mutex_note_owner_node(mutex, topology_current_node(self->index), false);
 	else
 		mutex_forget_owner_node(mutex);
 	if (profile_enabled) {

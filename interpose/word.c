@@ -5,6 +5,7 @@
 #include <sched.h>
 
 #include "../cna/cna.h"
+#include "locality.h"
 
 
 /*
@@ -26,19 +27,38 @@
  * that node wants it.
  */
 #define GATE_GRACE_YIELDS 1
+/* ... and to a starving waiter, which may first have to be scheduled. */
+#define STARVING_GRACE_YIELDS 4
 
-/* The word is free: leave it to the last owner's node for now? */
+static bool gate_expired(struct word_gate *gate)
+{
+	if (!gate->expired && cna_now_ns() >= gate->defer_until_ns)
+		gate->expired = true;
+	return gate->expired;
+}
+
+/* We just lost the word to somebody else: once starving, say so. */
+static void gate_lost(struct word_gate *gate)
+{
+	if (gate && gate_expired(gate))
+		atomic_fetch_or_explicit(gate->owner_node, OWNER_STARVING, memory_order_relaxed);
+}
+
+/* The word is free: leave it to the last owner's node, or to a starving
+ * waiter, for now? */
 static bool gate_defers(struct word_gate *gate, unsigned *grace_used)
 {
-	if (!gate || gate->expired || *grace_used >= GATE_GRACE_YIELDS)
+	if (!gate || gate->expired)
 		return false;
-	uint32_t owner = atomic_load_explicit(gate->owner_node, memory_order_relaxed);
-	if (owner == 0 || owner == gate->mine)
+	uint32_t slot = atomic_load_explicit(gate->owner_node, memory_order_relaxed);
+	uint32_t owner = slot & OWNER_NODE_MASK;
+	unsigned grace = GATE_GRACE_YIELDS;
+	if (slot & OWNER_STARVING)
+		grace = STARVING_GRACE_YIELDS;
+	else if (owner == OWNER_NODE_UNKNOWN || owner == gate->mine)
 		return false;
-	if (cna_now_ns() >= gate->defer_until_ns) {
-		gate->expired = true;
+	if (*grace_used >= grace || gate_expired(gate))
 		return false;
-	}
 	++*grace_used;
 	gate->deferrals++;
 	return true;
@@ -60,6 +80,7 @@ static int spin_on_word(_Atomic uint32_t *word, unsigned spin_budget, bool stop_
 			}
 			if (word_try_lock(word))
 				return WORD_SPIN_ACQUIRED;
+			gate_lost(gate);
 		} else {
 			grace_used = 0;
 		}
@@ -98,6 +119,8 @@ bool word_lock_sleeping(_Atomic uint32_t *word, struct word_gate *gate)
 		if (atomic_exchange_explicit(word, WORD_HELD_SLEEPERS,
 					     memory_order_acquire) == WORD_FREE)
 			return slept;
+		if (slept)
+			gate_lost(gate);   /* woken, and somebody else had it first */
 		futex_wait_private(word, WORD_HELD_SLEEPERS);
 		slept = true;
 		grace_used = 0;

@@ -11,18 +11,21 @@
 #include "glibc_mutex.h"
 
 /*
- * A spinner's node preference, with NUMA ordering on (NULL: none).  While
+ * A waiter's node preference, with NUMA ordering on (NULL: none).  While
  * the mutex's last owner ran on another node than ours, a word seen free is
- * left alone for a few yields, so that a waiter of the owner's node -- or
- * the owner itself, coming back -- takes it and keeps the lock's lines on
- * that node; if nobody does, we take it.  From defer_until_ns on (our wait
- * has lasted the threshold) we no longer defer.
+ * left alone for a yield, so that a waiter of the owner's node -- or the
+ * owner itself, coming back -- takes it and keeps the lock's lines on that
+ * node; if nobody does, we take it.  From defer_until_ns on (our wait has
+ * lasted the threshold) we are starving: we defer no more, and each attempt
+ * we lose marks the mutex OWNER_STARVING, which makes every other gated
+ * waiter leave a free word alone for a few yields more, so that we get it.
+ * Every deference is bounded, so a stale mark costs yields, never the lock.
  */
 struct word_gate {
-	const _Atomic uint32_t *owner_node; /* locality.h's slot: owner's node + 1 */
+	_Atomic uint32_t *owner_node;       /* locality.h's slot: owner's node + 1 */
 	uint32_t mine;                      /* our node + 1 */
 	uint64_t defer_until_ns;
-	bool expired;                       /* defer_until_ns has passed */
+	bool expired;                       /* defer_until_ns has passed: starving */
 	unsigned deferrals;                 /* free words left alone, for statistics */
 };
 

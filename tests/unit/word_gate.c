@@ -1,12 +1,14 @@
-/* tests/unit/word_gate.c — the spinner's node gate (interpose/word.h) on
+/* tests/unit/word_gate.c — the waiter's node gate (interpose/word.h) on
  * one thread: a free word last owned by another node is left alone for
  * exactly the grace, and not at all when the owner is of our node or not
- * known, when the gate's deadline has passed, or without a gate. */
+ * known, when the gate's deadline has passed, or without a gate; a word
+ * marked by a starving waiter is left alone longer, whoever owned it. */
 #include <stdatomic.h>
 #include <stdint.h>
 
 #include "../check.h"
 #include "cna.h"
+#include "locality.h"
 #include "word.h"
 
 #define OUR_NODE 1u     /* node 0, plus one */
@@ -54,6 +56,11 @@ int main(void)
 	CHECK(late.expired);
 
 	takes_free_word(NULL, 0, "no gate: taken at once");
+
+	struct word_gate starving = gate_for(OUR_NODE | OWNER_STARVING, far);
+	takes_free_word(&starving, 4, "a starving waiter's mark: deferred four times, then taken");
+	struct word_gate starving_late = gate_for(OTHER_NODE | OWNER_STARVING, cna_now_ns());
+	takes_free_word(&starving_late, 0, "a waiter starving too does not defer");
 
 	/* A word that stays held: no deferral is counted, the spin gives up. */
 	_Atomic uint32_t held = WORD_HELD;
