@@ -2,7 +2,6 @@
 #include "word.h"
 
 #include <errno.h>
-#include <sched.h>
 
 #include "../cna/cna.h"
 
@@ -22,7 +21,7 @@ bool word_lock_sleeping(_Atomic uint32_t *word)
 /*
  * Every this many rounds a spin on the word gives up the CPU for a moment.
  * With more runnable threads than CPUs the holder is often preempted, and a
- * spinner only burns the timeslice the holder needs: sched_yield() lets the
+ * spinner only burns the timeslice the holder needs: a yield lets the
  * holder (or other useful work) run and keeps the spinner runnable, cheaper
  * than a futex sleep and its wake.  With a CPU to spare it returns at once.
  * leveldb readrandom at 16 threads on 2 CPUs: 0.96 -> 1.20 of glibc's
@@ -36,7 +35,7 @@ static int spin_on_word(_Atomic uint32_t *word, unsigned spin_budget, bool stop_
 {
 	for (unsigned i = 0; i < spin_budget; i++) {
 		if (i && i % SPIN_ROUNDS_PER_YIELD == 0)
-			sched_yield();
+			platform_yield();
 		uint32_t seen = atomic_load_explicit(word, memory_order_relaxed);
 		if (seen == WORD_FREE && word_try_lock(word))
 			return WORD_SPIN_ACQUIRED;
