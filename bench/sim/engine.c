@@ -70,10 +70,11 @@ static struct sim_thread *heap_pop(struct sim *s)
 	return top;
 }
 
+/* EEVDF gives every runnable thread the same base slice. */
 static uint64_t slice_ns(const struct sim *s, const struct sim_cpu *c)
 {
-	uint64_t share = s->machine.sched_latency_ns / (c->rq_len + 1);
-	return share > s->machine.slice_min_ns ? share : s->machine.slice_min_ns;
+	(void)c;
+	return s->machine.slice_ns;
 }
 
 /* t starts running on CPU cpu at time at (or when it is ready, if later). */
@@ -87,7 +88,6 @@ static void cpu_run(struct sim *s, unsigned cpu, struct sim_thread *t, uint64_t 
 	t->state = SIM_RUNNING;
 	t->ran_since = t->now;
 	c->current = t;
-	c->need_resched = false;
 	heap_push(s, t);
 }
 
@@ -114,11 +114,8 @@ static void rq_add(struct sim_cpu *c, struct sim_thread *t, uint64_t ready_at)
 /* The CPU's thread stops running at time at: account its CPU time. */
 static void leave_cpu(struct sim *s, struct sim_thread *t)
 {
-	struct sim_cpu *c = &s->cpus[t->cpu];
 	t->vruntime += t->now - t->ran_since;
-	if (t->vruntime > c->min_vruntime)
-		c->min_vruntime = t->vruntime;
-	c->current = NULL;
+	s->cpus[t->cpu].current = NULL;
 }
 
 /* Whatever is READY on cpu runs next (after a context switch), or it idles. */
@@ -161,7 +158,7 @@ void sim_point(struct sim_thread *t)
 	}
 	chaos(s, t);
 	struct sim_cpu *c = &s->cpus[t->cpu];
-	if (c->rq_len && (c->need_resched || t->now >= t->ran_since + slice_ns(s, c))) {
+	if (c->rq_len && t->now >= t->ran_since + slice_ns(s, c)) {
 		leave_cpu(s, t);
 		rq_add(c, t, t->now);
 		cpu_next(s, t->cpu, t->now);
@@ -252,19 +249,9 @@ void sim_wake(struct sim_thread *waker, struct sim_thread *t)
 		cpu_run(s, (unsigned)idle, t, t->ready_at);
 		return;
 	}
-	/* CFS: a sleeper comes back at most half a period behind the CPU's
-	 * least vruntime, and preempts a thread it is far enough behind. */
-	struct sim_cpu *c = &s->cpus[t->cpu];
-	uint64_t floor = c->min_vruntime > s->machine.sched_latency_ns / 2
-		? c->min_vruntime - s->machine.sched_latency_ns / 2 : 0;
-	if (t->vruntime < floor)
-		t->vruntime = floor;
-	rq_add(c, t, at);
-	struct sim_thread *cur = c->current;
-	uint64_t cur_vruntime = cur->vruntime + (cur->now > cur->ran_since
-						 ? cur->now - cur->ran_since : 0);
-	if (t->vruntime + s->machine.wakeup_gran_ns < cur_vruntime)
-		c->need_resched = true;
+	/* EEVDF (Linux >= 6.6) with RUN_TO_PARITY: the woken thread waits
+	 * for the current one's slice to end rather than preempting it. */
+	rq_add(&s->cpus[t->cpu], t, at);
 }
 
 void sim_yield(struct sim_thread *t)

@@ -5,9 +5,9 @@
  * access, a futex call, a pause, a yield, a stretch of modelled work); the
  * engine always resumes the running thread with the earliest clock, so
  * events happen in simulated-time order and a run is a pure function of
- * its configuration and seed.  CPUs have run queues, time slices and
- * wake-up preemption (a simplified CFS), so more threads than CPUs is
- * modelled, not assumed away.  Cache lines are modelled in lines.c, futexes
+ * its configuration and seed.  CPUs have run queues and time slices (a
+ * simplified EEVDF: the least-served runnable thread runs next, for one base
+ * slice), so more threads than CPUs is modelled, not assumed away.  Cache lines are modelled in lines.c, futexes
  * in futex.c.
  */
 #ifndef SIM_ENGINE_H
@@ -58,8 +58,6 @@ struct sim_cpu {
 	struct sim_thread **rq;       /* READY threads */
 	unsigned rq_len;
 	uint64_t idle_since;
-	bool need_resched;
-	uint64_t min_vruntime;
 };
 
 struct sim {

@@ -32,9 +32,7 @@ static struct sim_machine explore_machine(void)
 	m.name = "explore";
 	m.cores_per_socket = 2;
 	m.threads_per_core = 1;
-	m.slice_min_ns = EXPLORE_SLICE_NS;
-	m.sched_latency_ns = 2 * EXPLORE_SLICE_NS;
-	m.wakeup_gran_ns = EXPLORE_SLICE_NS / 2;
+	m.slice_ns = EXPLORE_SLICE_NS;
 	return m;
 }
 

@@ -24,15 +24,15 @@
  * CPU runs about 4 us after the wake (idle exit plus scheduling; the same
  * order as the 3-4 us futex sleep/wake round trip measured on this VM, see
  * interpose/tunables.h); a context switch about 1.5 us with its cache
- * refill (lmbench lat_ctx figures for small working sets).  CFS defaults
- * (kernel/sched/fair.c): sched_latency 6 ms, min_granularity 0.75 ms,
- * wakeup_granularity 1 ms, each scaled by 1 + log2(CPUs) up to 8 CPUs
- * (SCHED_TUNABLESCALING_LOG): x4 on the big presets, x2 on 2 CPUs.
+ * refill (lmbench lat_ctx figures for small working sets).  The scheduler
+ * is EEVDF's (Linux >= 6.6, kernel/sched/fair.c): base_slice 0.75 ms scaled
+ * by 1 + log2(CPUs) up to 8 CPUs (SCHED_TUNABLESCALING_LOG), x4 on the big
+ * presets, x2 on 2 CPUs; with RUN_TO_PARITY a woken thread does not preempt
+ * the running one before its slice is used.
  */
 #define KERNEL_COSTS(scale)                                                    \
 	.syscall_ns = 300, .wake_call_ns = 1000, .wake_ns = 4000,              \
-	.switch_ns = 1500, .slice_min_ns = 750000 * (scale),                   \
-	.sched_latency_ns = 6000000 * (scale), .wakeup_gran_ns = 1000000 * (scale)
+	.switch_ns = 1500, .slice_ns = 750000 * (scale)
 
 static const struct sim_machine presets[] = {
 	{ .name = "4s", .sockets = 4, .cores_per_socket = 18, .threads_per_core = 2,

@@ -32,9 +32,7 @@ struct sim_machine {
 	uint64_t wake_call_ns;        /* a FUTEX_WAKE that wakes somebody */
 	uint64_t wake_ns;             /* from the wake until the sleeper runs (idle CPU) */
 	uint64_t switch_ns;           /* a context switch on one CPU */
-	uint64_t slice_min_ns;        /* CFS minimum granularity */
-	uint64_t sched_latency_ns;    /* CFS period shared by a CPU's runnable threads */
-	uint64_t wakeup_gran_ns;      /* a woken thread preempts if this far behind */
+	uint64_t slice_ns;            /* EEVDF base slice: a thread runs this long */
 };
 
 /* Presets: "4s" (4 x 18 x 2, like the cover letter's X5-4), "2s", and
