@@ -5,7 +5,7 @@
  *          [--xfer-ns N] [--csv FILE]
  *       every lock (glibc, adaptive, mcs, shim) at every point; a markdown
  *       table on stdout, and with --csv one row per machine, workload and
- *       thread count.
+ *       thread count.  --stats: the shim's own counters, summed, to stderr.
  *   cnasim --explore [--seeds N] [--seed S] [--verbose] [--expect-violation]
  *       the schedule explorer (explore.h).  --seed S replays one seed.
  *       --expect-violation: succeed only if a seed fails and replays exactly
@@ -30,7 +30,7 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: cnasim [--machine LIST] [--workload LIST] [--threads LIST]\n"
 			"              [--duration-ms D] [--warmup-ms W] [--xfer-ns N] [--csv FILE]\n"
-			"              [--lock glibc,adaptive,mcs,shim] [--lag-ns N]\n"
+			"              [--lock glibc,adaptive,mcs,shim] [--lag-ns N] [--stats]\n"
 			"       cnasim --explore [--seeds N] [--seed S] [--verbose] [--expect-violation]\n");
 	exit(2);
 }
@@ -83,6 +83,7 @@ struct sweep {
 	unsigned nmachines, nworkloads, nthreads;
 	uint64_t duration_ns, warmup_ns, xfer_ns, lag_ns;
 	unsigned lock_mask;            /* locks to run; the others print 0 */
+	bool library_stats;
 	FILE *csv;
 };
 
@@ -99,6 +100,7 @@ static int run_point(const struct sweep *w, const struct sim_machine *m,
 			.threads = threads, .warmup_ns = w->warmup_ns,
 			.duration_ns = w->duration_ns, .seed = 1,
 			.spin_budget = SIM_SPIN_DEFAULT, .lag_ns = w->lag_ns,
+			.library_stats = w->library_stats,
 		};
 		if (!sim_run_workload(&c, &r[k]))
 			return 1;
@@ -173,6 +175,7 @@ int main(int argc, char **argv)
 		if (!strcmp(a, "--explore")) { explore = true; continue; }
 		if (!strcmp(a, "--verbose")) { verbose = true; continue; }
 		if (!strcmp(a, "--expect-violation")) { expect_violation = true; continue; }
+		if (!strcmp(a, "--stats")) { w.library_stats = true; continue; }
 		if (!v)
 			usage();
 		i++;

@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "glibc_mutex.h"
+#include "profile.h"
+#include "stats.h"
 
 unsigned sim_futex_sleepers(void);
 void sim_futex_reset(void);
@@ -174,6 +176,25 @@ static void check_quiescent(struct run *r)
 	}
 }
 
+/* The library's own counters (interpose/stats_list.h), summed over threads. */
+static void report_library_stats(const struct run *r)
+{
+	fprintf(stderr, "cnasim: %s %s %u threads, shim stats:", r->cfg->machine.name,
+		r->cfg->profile->name, r->sim.nthreads);
+#define STAT(name, how)                                                        \
+	{                                                                      \
+		uint64_t v = 0;                                                \
+		for (unsigned i = 0; i < r->sim.nthreads; i++) {               \
+			uint64_t x = r->sim.threads[i].lib.stats.name;         \
+			v = #how[0] == 'M' ? (x > v ? x : v) : v + x;          \
+		}                                                              \
+		fprintf(stderr, " %s=%llu", #name, (unsigned long long)v);     \
+	}
+#include "stats_list.h"
+#undef STAT
+	fprintf(stderr, "\n");
+}
+
 static double jain(const struct run *r)
 {
 	double sum = 0, squares = 0;
@@ -207,6 +228,7 @@ bool sim_run_workload(const struct sim_run_config *cfg, struct sim_run_result *o
 		}
 		sim_futex_reset();
 		sim_shim_configure(cfg->machine.sockets, cfg->threshold_ns, cfg->spin_budget);
+		stats_enabled = instrument_enabled = cfg->library_stats;
 		r->window_start = cfg->warmup_ns;
 		r->end = cfg->warmup_ns + cfg->duration_ns;
 		r->sim.chaos = cfg->chaos;
@@ -220,6 +242,8 @@ bool sim_run_workload(const struct sim_run_config *cfg, struct sim_run_result *o
 			sim_spawn(&r->sim, i, i % r->sim.ncpus, worker, r);
 		sim_run(&r->sim);
 		check_quiescent(r);
+		if (cfg->library_stats && cfg->lock == LOCK_SHIM)
+			report_library_stats(r);
 
 		memset(out, 0, sizeof *out);
 		for (unsigned i = 0; i < n; i++)

@@ -49,6 +49,7 @@ struct sim_run_config {
 	uint64_t wait_bound_ns;            /* fail if any wait is longer (0: none) */
 	uint64_t threshold_ns;             /* the shim's; 0: CNAMUTEX_THRESHOLD_MS */
 	unsigned spin_budget;              /* the shim's; SIM_SPIN_DEFAULT: CNAMUTEX_SPIN */
+	bool library_stats;                /* the shim's own counters (CNAMUTEX_STATS=1) to stderr */
 };
 
 struct sim_run_result {
