@@ -181,7 +181,8 @@ unsigned sim_shim_records_in_use(void)
 	return queue_table_in_use();
 }
 
-void sim_shim_configure(unsigned nodes, uint64_t threshold_ns, unsigned spin_budget)
+void sim_shim_configure(unsigned nodes, uint64_t threshold_ns, unsigned spin_budget,
+			unsigned shuffle_bits)
 {
 	char spec[32];
 	snprintf(spec, sizeof spec, "nodes=%u", nodes);
@@ -193,7 +194,8 @@ void sim_shim_configure(unsigned nodes, uint64_t threshold_ns, unsigned spin_bud
 	cnamutex_params.numa_aware = topology_nodes() >= 2;
 	cnamutex_params.threshold_ns = threshold_ns ? threshold_ns
 		: (uint64_t)t.threshold_ms * 1000000u;
-	cnamutex_params.shuffle_bits = t.shuffle_bits;
-	cnamutex_params.spin_budget = spin_budget != SIM_SPIN_DEFAULT ? spin_budget : t.spin;
+	cnamutex_params.shuffle_bits = shuffle_bits != SIM_TUNABLE_DEFAULT ? shuffle_bits
+								     : t.shuffle_bits;
+	cnamutex_params.spin_budget = spin_budget != SIM_TUNABLE_DEFAULT ? spin_budget : t.spin;
 	queue_table_reset_after_fork();   /* a failed run may leave records behind */
 }

@@ -42,8 +42,10 @@ void sim_unlock(enum sim_lock_kind kind, struct sim_mutex *m, struct sim_mcs_nod
 /* The library's state after a run: records in use, for the checks. */
 unsigned sim_shim_records_in_use(void);
 /* Set the library's parameters as its load-time code would (init.c). */
-/* 0 for threshold_ns or SIM_SPIN_DEFAULT for spin_budget: the tunables' value. */
-#define SIM_SPIN_DEFAULT 0xffffffffu
-void sim_shim_configure(unsigned nodes, uint64_t threshold_ns, unsigned spin_budget);
+/* 0 for threshold_ns, SIM_TUNABLE_DEFAULT for spin_budget or shuffle_bits:
+ * the tunables' value. */
+#define SIM_TUNABLE_DEFAULT 0xffffffffu
+void sim_shim_configure(unsigned nodes, uint64_t threshold_ns, unsigned spin_budget,
+			unsigned shuffle_bits);
 
 #endif

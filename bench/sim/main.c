@@ -99,7 +99,8 @@ static int run_point(const struct sweep *w, const struct sim_machine *m,
 			.machine = *m, .profile = p, .lock = (enum sim_lock_kind)k,
 			.threads = threads, .warmup_ns = w->warmup_ns,
 			.duration_ns = w->duration_ns, .seed = 1,
-			.spin_budget = SIM_SPIN_DEFAULT, .lag_ns = w->lag_ns,
+			.spin_budget = SIM_TUNABLE_DEFAULT, .shuffle_bits = SIM_TUNABLE_DEFAULT,
+			.lag_ns = w->lag_ns,
 			.library_stats = w->library_stats,
 		};
 		if (!sim_run_workload(&c, &r[k]))

@@ -48,7 +48,8 @@ struct sim_run_config {
 	struct sim_chaos chaos;
 	uint64_t wait_bound_ns;            /* fail if any wait is longer (0: none) */
 	uint64_t threshold_ns;             /* the shim's; 0: CNAMUTEX_THRESHOLD_MS */
-	unsigned spin_budget;              /* the shim's; SIM_SPIN_DEFAULT: CNAMUTEX_SPIN */
+	unsigned spin_budget;              /* the shim's; SIM_TUNABLE_DEFAULT: CNAMUTEX_SPIN */
+	unsigned shuffle_bits;             /* the shim's; SIM_TUNABLE_DEFAULT: CNAMUTEX_SHUFFLE_BITS */
 	bool library_stats;                /* the shim's own counters (CNAMUTEX_STATS=1) to stderr */
 };
 
