@@ -65,12 +65,19 @@ static void add_sleeper(struct bucket *b, struct sim_thread *t, const void *word
 	*link = t;
 }
 
+/* The calling thread enters the kernel. */
+static struct sim_thread *enter_syscall(void)
+{
+	struct sim_thread *t = sim_self();
+	t->now += sim_active->machine.syscall_ns;
+	sim_point(t);
+	return t;
+}
+
 int futex_wait_private(_Atomic uint32_t *word, uint32_t expected)
 {
 	struct sim *s = sim_active;
-	struct sim_thread *t = sim_self();
-	t->now += s->machine.syscall_ns;
-	sim_point(t);
+	struct sim_thread *t = enter_syscall();
 	if (read_word(t, word) != expected)
 		return EAGAIN;
 	if (s->chaos.spurious_one_in && sim_random(&s->rng) % s->chaos.spurious_one_in == 0)
@@ -91,9 +98,7 @@ int futex_wait_abs_private(_Atomic uint32_t *word, uint32_t expected,
 void futex_wake_private(_Atomic uint32_t *word, int n)
 {
 	struct sim *s = sim_active;
-	struct sim_thread *t = sim_self();
-	t->now += s->machine.syscall_ns;
-	sim_point(t);
+	struct sim_thread *t = enter_syscall();
 	for (int i = 0; i < n; i++) {
 		struct sim_thread *sleeper = take_sleeper(bucket_of(word), word,
 							  s->chaos.random_wake_order);
@@ -107,10 +112,7 @@ void futex_wake_private(_Atomic uint32_t *word, int n)
 bool futex_requeue_one_private(_Atomic uint32_t *from, uint32_t expected,
 			       _Atomic uint32_t *to)
 {
-	struct sim *s = sim_active;
-	struct sim_thread *t = sim_self();
-	t->now += s->machine.syscall_ns;
-	sim_point(t);
+	struct sim_thread *t = enter_syscall();
 	if (read_word(t, from) != expected)
 		return false;
 	struct sim_thread *sleeper = take_sleeper(bucket_of(from), from, false);

@@ -134,46 +134,61 @@ static void shim_unlock(pthread_mutex_t *m)
 	word_unlock(mutex_word(m));
 }
 
+/* glibc's pthread_mutex_lock/unlock around the word: the owner and the users. */
+static void glibc_normal_lock(struct sim_mutex *m, struct sim_mcs_node *node)
+{
+	(void)node;
+	glibc_lock(&m->pm);
+	mutex_set_owner(&m->pm, thread_tid());
+	m->pm.__data.__nusers++;
+}
+
+static void glibc_adaptive_lock(struct sim_mutex *m, struct sim_mcs_node *node)
+{
+	(void)node;
+	adaptive_lock(&m->pm);
+	mutex_set_owner(&m->pm, thread_tid());
+	m->pm.__data.__nusers++;
+}
+
+static void glibc_release(struct sim_mutex *m, struct sim_mcs_node *node)
+{
+	(void)node;
+	mutex_set_owner(&m->pm, 0);
+	m->pm.__data.__nusers--;
+	glibc_unlock(&m->pm);
+}
+
+static void shim_lock_mutex(struct sim_mutex *m, struct sim_mcs_node *node)
+{
+	(void)node;
+	shim_lock(&m->pm);
+}
+
+static void shim_unlock_mutex(struct sim_mutex *m, struct sim_mcs_node *node)
+{
+	(void)node;
+	shim_unlock(&m->pm);
+}
+
+static const struct {
+	void (*lock)(struct sim_mutex *, struct sim_mcs_node *);
+	void (*unlock)(struct sim_mutex *, struct sim_mcs_node *);
+} lock_ops[LOCK_KINDS] = {
+	[LOCK_GLIBC] = { glibc_normal_lock, glibc_release },
+	[LOCK_ADAPTIVE] = { glibc_adaptive_lock, glibc_release },
+	[LOCK_MCS] = { mcs_lock, mcs_unlock },
+	[LOCK_SHIM] = { shim_lock_mutex, shim_unlock_mutex },
+};
+
 void sim_lock(enum sim_lock_kind kind, struct sim_mutex *m, struct sim_mcs_node *node)
 {
-	switch (kind) {
-	case LOCK_GLIBC:
-	case LOCK_ADAPTIVE:
-		if (kind == LOCK_GLIBC)
-			glibc_lock(&m->pm);
-		else
-			adaptive_lock(&m->pm);
-		/* glibc's pthread_mutex_lock sets the owner and counts the user. */
-		mutex_set_owner(&m->pm, thread_tid());
-		m->pm.__data.__nusers++;
-		break;
-	case LOCK_MCS:
-		mcs_lock(m, node);
-		break;
-	case LOCK_SHIM:
-	case LOCK_KINDS:
-		shim_lock(&m->pm);
-		break;
-	}
+	lock_ops[kind].lock(m, node);
 }
 
 void sim_unlock(enum sim_lock_kind kind, struct sim_mutex *m, struct sim_mcs_node *node)
 {
-	switch (kind) {
-	case LOCK_GLIBC:
-	case LOCK_ADAPTIVE:
-		mutex_set_owner(&m->pm, 0);
-		m->pm.__data.__nusers--;
-		glibc_unlock(&m->pm);
-		break;
-	case LOCK_MCS:
-		mcs_unlock(m, node);
-		break;
-	case LOCK_SHIM:
-	case LOCK_KINDS:
-		shim_unlock(&m->pm);
-		break;
-	}
+	lock_ops[kind].unlock(m, node);
 }
 
 unsigned sim_shim_records_in_use(void)
