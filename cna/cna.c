@@ -3,9 +3,7 @@
  */
 #include "cna.h"
 
-#include <sched.h>
 #include <stddef.h>
-#include <time.h>
 
 #include "futex.h"
 
@@ -14,9 +12,7 @@
 
 uint64_t cna_now_ns(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return platform_now_ns();
 }
 
 /* xorshift32: cheap, per thread, good enough to thin out reordering. */
@@ -153,7 +149,7 @@ static struct cna_node *wait_for_next(struct cna_node *me)
 		if (++spins < LINK_SPINS_BEFORE_YIELD)
 			cpu_relax();
 		else
-			sched_yield();  /* the enqueuer may be preempted */
+			platform_yield();  /* the enqueuer may be preempted */
 	}
 	return next;
 }

@@ -16,6 +16,18 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "platform.h"
+
+#ifdef CNA_SIMULATED
+/* The simulator (bench/sim) provides these, with the semantics below. */
+int futex_wait_private(_Atomic uint32_t *word, uint32_t expected);
+int futex_wait_abs_private(_Atomic uint32_t *word, uint32_t expected,
+			   clockid_t clock, const struct timespec *abstime);
+void futex_wake_private(_Atomic uint32_t *word, int n);
+bool futex_requeue_one_private(_Atomic uint32_t *from, uint32_t expected,
+			       _Atomic uint32_t *to);
+#else
+
 /* Wait while *word == expected.  Returns 0 or the errno of the wait. */
 static inline int futex_wait_private(_Atomic uint32_t *word, uint32_t expected)
 {
@@ -61,16 +73,6 @@ static inline bool futex_requeue_one_private(_Atomic uint32_t *from, uint32_t ex
 		       expected) > 0;
 }
 
-/* One pause in a spin loop: lets the sibling hyperthread run, saves power. */
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield" ::: "memory");
-#else
-	atomic_signal_fence(memory_order_seq_cst);
-#endif
-}
+#endif /* CNA_SIMULATED */
 
 #endif

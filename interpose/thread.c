@@ -3,8 +3,8 @@
 
 #include <sched.h>
 #include <stdatomic.h>
-#include <unistd.h>
 
+#include "../cna/platform.h"
 #include "topology.h"
 
 __thread struct cnamutex_thread cnamutex_self __attribute__((tls_model("initial-exec")));
@@ -15,9 +15,10 @@ static _Atomic unsigned next_thread_index;
 
 pid_t thread_fetch_tid(void)
 {
-	cnamutex_self.tid = gettid();
-	cnamutex_self.prng = (uint32_t)cnamutex_self.tid * 2654435761u | 1u;
-	return cnamutex_self.tid;
+	struct cnamutex_thread *self = thread_self();
+	self->tid = platform_gettid();
+	self->prng = (uint32_t)self->tid * 2654435761u | 1u;
+	return self->tid;
 }
 
 void thread_sched_changed(void)
@@ -55,6 +56,7 @@ void thread_prepare_node(struct cnamutex_thread *self)
 
 void thread_reset_after_fork(void)
 {
-	cnamutex_self.tid = 0;
-	cnamutex_self.sched_epoch_seen = 0;
+	struct cnamutex_thread *self = thread_self();
+	self->tid = 0;
+	self->sched_epoch_seen = 0;
 }

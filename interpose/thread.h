@@ -26,17 +26,26 @@ struct cnamutex_thread {
 extern __thread struct cnamutex_thread cnamutex_self
 	__attribute__((tls_model("initial-exec")));
 
+#ifdef CNA_SIMULATED
+/* Simulated threads share one OS thread's TLS: each has its own state. */
+struct cnamutex_thread *platform_thread_state(void);
+static inline struct cnamutex_thread *thread_self(void)
+{
+	return platform_thread_state();
+}
+#else
 static inline struct cnamutex_thread *thread_self(void)
 {
 	return &cnamutex_self;
 }
+#endif
 
 pid_t thread_fetch_tid(void);
 
 /* Kernel tid of the caller, as glibc keeps it in __owner. */
 static inline pid_t thread_tid(void)
 {
-	pid_t tid = cnamutex_self.tid;
+	pid_t tid = thread_self()->tid;
 	if (__builtin_expect(tid == 0, 0))
 		tid = thread_fetch_tid();
 	return tid;

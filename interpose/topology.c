@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../cna/platform.h"
 #include "tunables.h"
 
 #ifdef HAVE_LIBNUMA
@@ -165,5 +166,5 @@ int topology_current_node(unsigned thread_index)
 		return topology_node_of_thread_index(thread_index);
 	if (topo.nodes == 1)
 		return 0;
-	return topology_node_of_cpu(sched_getcpu());
+	return topology_node_of_cpu(platform_current_cpu());
 }

@@ -2,7 +2,6 @@
 #include "word.h"
 
 #include <errno.h>
-#include <sched.h>
 
 #include "../cna/cna.h"
 #include "locality.h"
@@ -11,7 +10,7 @@
 /*
  * Every this many rounds a spin on the word gives up the CPU for a moment.
  * With more runnable threads than CPUs the holder is often preempted, and a
- * spinner only burns the timeslice the holder needs: sched_yield() lets the
+ * spinner only burns the timeslice the holder needs: a yield lets the
  * holder (or other useful work) run and keeps the spinner runnable, cheaper
  * than a futex sleep and its wake.  With a CPU to spare it returns at once.
  * leveldb readrandom at 16 threads on 2 CPUs: 0.96 -> 1.20 of glibc's
@@ -71,11 +70,11 @@ static int spin_on_word(_Atomic uint32_t *word, unsigned spin_budget, bool stop_
 	unsigned grace_used = 0;   /* yields in deference since the word was last held */
 	for (unsigned i = 0; i < spin_budget; i++) {
 		if (i && i % SPIN_ROUNDS_PER_YIELD == 0)
-			sched_yield();
+			platform_yield();
 		uint32_t seen = atomic_load_explicit(word, memory_order_relaxed);
 		if (seen == WORD_FREE) {
 			if (gate_defers(gate, &grace_used)) {
-				sched_yield();
+				platform_yield();
 				continue;
 			}
 			if (word_try_lock(word))
@@ -113,7 +112,7 @@ bool word_lock_sleeping(_Atomic uint32_t *word, struct word_gate *gate)
 	for (;;) {
 		if (slept && atomic_load_explicit(word, memory_order_relaxed) == WORD_FREE &&
 		    gate_defers(gate, &grace_used))
-			sched_yield();
+			platform_yield();
 		/* x -> 2.  Acquire: pairs with the release exchange in
 		 * word_unlock() (or glibc's own unlock, which does the same). */
 		if (atomic_exchange_explicit(word, WORD_HELD_SLEEPERS,

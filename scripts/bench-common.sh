@@ -143,7 +143,7 @@ load_report() {
 # changes with the host's placement of the virtual CPUs, and which lock
 # wins changes with it.
 probe_round_trip() {
-	run_clean -- "$1/bench/pingpong" 2>/dev/null | kv_get round_trip_ns
+	run_clean -- "$1/bench/pingpong" 2>/dev/null | kv_get pingpong_ns
 }
 
 # probe_mode NS: "fast" (the CPUs share a cache, round trip under 250 ns)

@@ -1,13 +1,14 @@
-/* bench/sim/engine.h — discrete-event replay of one lock on the model.
+/* bench/sim/engine.h — simulated threads on a modelled machine.
  *
- * N simulated threads alternate non-critical work and acquisitions of one
- * lock whose waiters queue in a real struct cna_queue: arrivals call
- * cna_enqueue(), and each new owner calls the real cna_pass_head(), so the
- * order of owners is exactly the one cna/ chooses.  Only time is modelled:
- * an acquisition costs the transfers of the lock line, of the critical
- * section's shared lines (from the previous owner) and of the queue nodes
- * cna_pass_head() reads or writes, plus the measured software cost of a
- * pass and the critical section's own work.  The result is an ESTIMATE.
+ * Each simulated thread runs real code on its own stack and has its own
+ * clock.  It gives control back to the engine at every event (an atomic
+ * access, a futex call, a pause, a yield, a stretch of modelled work); the
+ * engine always resumes the running thread with the earliest clock, so
+ * events happen in simulated-time order and a run is a pure function of
+ * its configuration and seed.  CPUs have run queues and time slices (a
+ * simplified EEVDF: the least-served runnable thread runs next, for one base
+ * slice), so more threads than CPUs is modelled, not assumed away.  Cache lines are modelled in lines.c, futexes
+ * in futex.c.
  */
 #ifndef SIM_ENGINE_H
 #define SIM_ENGINE_H
@@ -16,47 +17,106 @@
 #include <stdint.h>
 
 #include "machine.h"
+#include "thread.h"          /* the library's per-thread state */
 
-struct sim_workload {
-	uint64_t cs_ns;               /* work inside the critical section */
-	unsigned cs_lines;            /* shared lines written inside it */
-	uint64_t ncs_ns;              /* mean non-critical work (uniform 0.5x..1.5x) */
-	uint64_t pass_ns;             /* software cost of a pass, FIFO order */
-	uint64_t cna_pass_ns;         /* ... CNA order, no secondary queue */
-	uint64_t cna_sec_pass_ns;     /* ... CNA order with a secondary queue */
+enum sim_thread_state { SIM_RUNNING, SIM_READY, SIM_BLOCKED, SIM_DONE };
+
+/* Schedule perturbations of the explorer (all zero: the plain model). */
+struct sim_chaos {
+	unsigned delay_one_in;        /* a random delay at 1 in N events */
+	uint64_t delay_max_ns;
+	unsigned preempt_one_in;      /* a long delay (a preemption) at 1 in N */
+	uint64_t preempt_max_ns;
+	unsigned spurious_one_in;     /* a futex wait returns at once, 1 in N */
+	unsigned weak_cas_fail_one_in;
+	bool random_wake_order;       /* FUTEX_WAKE picks any waiter, not the oldest */
 };
 
-struct sim_config {
+struct sim_thread {
+	struct cnamutex_thread lib;   /* thread_self() of the library's code */
+	unsigned id;
+	uint64_t now;                 /* this thread's clock, ns */
+	unsigned cpu;
+	enum sim_thread_state state;
+	uint64_t ready_at;            /* READY: runnable from then on */
+	uint64_t vruntime, ran_since;
+	unsigned heap_slot;
+	/* futex.c: the word slept on and the next sleeper of it */
+	const void *futex_word;
+	struct sim_thread *futex_next;
+	void *stack;
+	void *sp;                     /* saved stack pointer (fiber.c) */
+	void (*body)(struct sim_thread *, void *);
+	void *arg;
+	uint32_t rng;
+	uint64_t events;
+	uintptr_t watching;           /* the line sim_spin_until_written() waits on */
+};
+
+struct sim_cpu {
+	struct sim_thread *current;   /* NULL: idle */
+	struct sim_thread **rq;       /* READY threads */
+	unsigned rq_len;
+	uint64_t idle_since;
+};
+
+struct sim {
 	struct sim_machine machine;
-	struct sim_workload work;
-	unsigned threads;
-	bool numa_aware;              /* CNA order, else FIFO (MCS) order */
-	uint64_t threshold_ns;        /* of simulated time */
-	unsigned shuffle_bits;
-	uint64_t warmup_ns, duration_ns;   /* simulated; ops count after warm-up */
-	uint32_t seed;
-	bool verify;                  /* walk and check the queue after every event */
-	uint64_t *thread_ops;         /* optional: per-thread ops out, threads long */
+	struct sim_chaos chaos;
+	uint64_t lag_ns;              /* a hit may run this far ahead without a switch */
+	unsigned nthreads, ncpus;
+	struct sim_thread *threads;
+	struct sim_cpu *cpus;
+	struct sim_thread **heap;     /* RUNNING threads but the current one */
+	unsigned heap_len;
+	struct sim_thread *current;
+	uint32_t rng;
+	uint64_t events;
+	uint64_t trace_hash;          /* of every event's thread and time: replay check */
+	uint64_t time_limit_ns;       /* a run longer than this is a livelock */
+	const char *failure;          /* set by a check; stops the run */
+	/* called after every event with the engine's own state checked */
+	void (*check)(struct sim *, void *);
+	void *check_arg;
 };
 
-struct sim_result {
-	double ops_per_s;             /* estimated throughput */
-	uint64_t ops;                 /* releases in the measured window */
-	double jain;                  /* Jain fairness of per-thread ops */
-	uint64_t min_ops, max_ops;    /* per thread, measured window */
-	double local_share;           /* lock transfers between threads of one socket */
-	uint64_t flushes;             /* secondary queue spliced back */
-	uint64_t max_wait_ns;         /* longest arrival-to-ownership, simulated */
-	/* Invariants of the model (whole run, warm-up included). */
-	uint64_t arrivals, acquisitions, releases, still_waiting;
-	uint64_t exclusion_violations; /* an owner chosen while another held it */
-	uint64_t queue_errors;        /* queue walk disagreed with the threads' phases */
-};
+/* The engine of the running simulation (one at a time per process). */
+extern struct sim *sim_active;
 
-/* Returns false only if memory runs out. */
-bool sim_run(const struct sim_config *cfg, struct sim_result *out);
+bool sim_create(struct sim *s, const struct sim_machine *m, unsigned threads,
+		uint32_t seed);
+void sim_destroy(struct sim *s);
+/* Thread i runs body(thread, arg), starting on CPU cpu at time 0. */
+void sim_spawn(struct sim *s, unsigned i, unsigned cpu,
+	       void (*body)(struct sim_thread *, void *), void *arg);
+/* Run until every thread returned; false (with s->failure) if one could not. */
+bool sim_run(struct sim *s);
 
-/* Every acquisition accounted and no invariant broken. */
-bool sim_result_consistent(const struct sim_result *r);
+/* For simulated threads. */
+static inline struct sim_thread *sim_self(void) { return sim_active->current; }
+/* An event: give the CPU to an earlier thread if there is one. */
+void sim_point(struct sim_thread *t);
+/* Modelled work of ns on the current CPU (preemptible). */
+void sim_work(struct sim_thread *t, uint64_t ns);
+/* The kernel side: block until sim_wake(); wake; sched_yield(). */
+void sim_block(struct sim_thread *t);
+void sim_wake(struct sim_thread *waker, struct sim_thread *t);
+void sim_yield(struct sim_thread *t);
+void sim_spin_until_written(struct sim_thread *t, const volatile void *address,
+			    uint64_t max_ns);
+/* lines.c calls this on every write that moves a line. */
+void sim_line_written(struct sim_thread *writer, const volatile void *address);
+uint32_t sim_random(uint32_t *state);
+/* The current thread's socket. */
+unsigned sim_thread_socket(const struct sim_thread *t);
+
+/* lines.c: charge an access of kind to the line of address. */
+void sim_lines_reset(void);
+uint64_t sim_line_access(struct sim_thread *t, const volatile void *address, bool write);
+void sim_line_watch(const volatile void *address);
+
+/* fiber.c */
+void sim_fiber_init(struct sim_thread *t, void (*entry)(void));
+void sim_fiber_switch(void **save_sp, void *next_sp);
 
 #endif

@@ -1,9 +1,10 @@
-/* bench/sim/machine.h — the modelled machine of the NUMA cost simulation.
+/* bench/sim/machine.h — the modelled machine: CPUs, cache-line and OS costs.
  *
- * Sockets x cores x hardware threads, where software threads are placed,
- * and what moving one cache line between two hardware threads costs.  The
- * costs are an ESTIMATE taken from published figures (see machine.c), not
- * measured on the machine that runs the simulator.
+ * Sockets x cores x hardware threads, where software threads start, what
+ * moving one cache line between two hardware threads costs, and what the
+ * kernel charges for a syscall, a futex wake, a context switch and how it
+ * slices CPU time.  Every figure is an ESTIMATE with its source in
+ * machine.c; the 2c model's line transfer is measured here (--xfer-ns).
  */
 #ifndef SIM_MACHINE_H
 #define SIM_MACHINE_H
@@ -11,37 +12,39 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-enum sim_placement {
-	SIM_FILL,     /* CPUs in Linux's order: socket 0's cores, socket 1's, ...,
-	               * then the second hyperthreads (will-it-scale's pinning) */
-	SIM_SPREAD,   /* thread i on socket i mod S (the scheduler balancing sockets) */
-};
+#define SIM_MAX_CPUS 256
 
 struct sim_machine {
 	const char *name;
 	unsigned sockets;
 	unsigned cores_per_socket;
 	unsigned threads_per_core;    /* hyperthreads */
-	/* Cost of one cache-line transfer (a dirty line read or an RFO). */
+	/* One cache-line transfer (a dirty line read or an RFO). */
 	uint64_t same_core_ns;        /* between hyperthread siblings (L1/L2) */
 	uint64_t same_socket_ns;      /* core to core through the shared L3 */
 	uint64_t remote_ns;           /* socket to socket over QPI/UPI */
-	enum sim_placement placement;
+	uint64_t memory_ns;           /* a line nobody caches, from DRAM */
+	uint64_t hit_ns;              /* an access to a line this CPU holds */
+	uint64_t atomic_ns;           /* a locked read-modify-write on top of that */
+	uint64_t pause_ns;            /* one round of a spin loop with PAUSE */
+	/* The kernel. */
+	uint64_t syscall_ns;          /* a futex or sched_yield call, no wake */
+	uint64_t wake_call_ns;        /* a FUTEX_WAKE that wakes somebody */
+	uint64_t wake_ns;             /* from the wake until the sleeper runs (idle CPU) */
+	uint64_t switch_ns;           /* a context switch on one CPU */
+	uint64_t slice_ns;            /* EEVDF base slice: a thread runs this long */
 };
 
-struct sim_place {
-	unsigned socket;
-	unsigned core;                /* global core index */
-};
-
-/* The two presets: "4s" (4 x 18 x 2, like the cover letter's X5-4) and "2s". */
+/* Presets: "4s" (4 x 18 x 2, like the cover letter's X5-4), "2s", and
+ * "2c" (this VM: 2 CPUs, one node; its line transfer set by the caller). */
 bool sim_machine_preset(const char *name, struct sim_machine *out);
-unsigned sim_machine_hw_threads(const struct sim_machine *m);
-struct sim_place sim_machine_place(const struct sim_machine *m, unsigned thread);
-/* One line transfer from the hardware thread at from to the one at to. */
-uint64_t sim_machine_xfer_ns(const struct sim_machine *m, struct sim_place from,
-			     struct sim_place to);
-/* Where the cost figures come from, for the output. */
+unsigned sim_machine_cpus(const struct sim_machine *m);
+/* CPU i's socket and core (CPUs numbered cores first, then second hyperthreads). */
+unsigned sim_machine_socket(const struct sim_machine *m, unsigned cpu);
+unsigned sim_machine_core(const struct sim_machine *m, unsigned cpu);
+/* One line transfer between two CPUs. */
+uint64_t sim_machine_xfer_ns(const struct sim_machine *m, unsigned from, unsigned to);
+/* Where the figures come from, for the output. */
 const char *sim_machine_sources(void);
 
 #endif

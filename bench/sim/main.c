@@ -1,236 +1,216 @@
-/* bench/sim/main.c — cnasim: estimate CNA against FIFO (MCS) order on
- * modelled multi-socket machines; prints a markdown table, optionally CSV.
+/* bench/sim/main.c — cnasim: the shim's contended path on modelled machines.
+ *
+ *   cnasim [--machine 4s,2s,2c] [--workload tiny,mutexbench,leveldb]
+ *          [--threads 1,2,4,...] [--duration-ms D] [--warmup-ms W]
+ *          [--xfer-ns N] [--csv FILE]
+ *       every lock (glibc, adaptive, mcs, shim) at every point; a markdown
+ *       table on stdout, and with --csv one row per machine, workload and
+ *       thread count.  --stats: the shim's own counters, summed, to stderr.
+ *   cnasim --explore [--seeds N] [--seed S] [--verbose] [--expect-violation]
+ *       the schedule explorer (explore.h).  --seed S replays one seed.
+ *       --expect-violation: succeed only if a seed fails and replays exactly
+ *       (for the deliberately broken build).
+ * AN ESTIMATE FROM A MODEL: see bench/sim/machine.c for every cost.
  */
-#include <getopt.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "calibrate.h"
-#include "engine.h"
+#include "explore.h"
+#include "workload.h"
 
-#define MAX_LIST 32
+#define MAX_LIST 64
 
-struct options {
-	char machines[MAX_LIST][8];
-	unsigned n_machines;
-	unsigned threads[MAX_LIST];
-	unsigned n_threads;
-	struct sim_workload work;
-	bool pass_ns_given;
-	uint64_t duration_ms, warmup_ms, threshold_ms;
-	unsigned shuffle_bits;
-	enum sim_placement placement;
-	uint64_t remote_ns, socket_ns, core_ns;   /* 0: the preset's */
-	const char *csv_path;
-	uint32_t seed;
-	bool verify;
+static const char csv_header[] =
+	"machine,workload,threads,glibc_ops,adaptive_ops,mcs_ops,shim_ops,"
+	"shim_local_share,shim_jain,shim_max_wait_us";
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: cnasim [--machine LIST] [--workload LIST] [--threads LIST]\n"
+			"              [--duration-ms D] [--warmup-ms W] [--xfer-ns N] [--csv FILE]\n"
+			"              [--lock glibc,adaptive,mcs,shim] [--lag-ns N] [--stats]\n"
+			"       cnasim --explore [--seeds N] [--seed S] [--verbose] [--expect-violation]\n");
+	exit(2);
+}
+
+static unsigned split(char *text, char **items)
+{
+	unsigned n = 0;
+	for (char *tok = strtok(text, ","); tok && n < MAX_LIST; tok = strtok(NULL, ","))
+		items[n++] = tok;
+	return n;
+}
+
+static unsigned long number(const char *text)
+{
+	char *end;
+	unsigned long v = strtoul(text, &end, 10);
+	if (!*text || *end)
+		usage();
+	return v;
+}
+
+/* glibc keeps __libc_single_threaded at 1 until a thread is created, and
+ * the library's unlock takes plain stores then: the simulated threads must
+ * see the multi-threaded path, as the real ones do. */
+static void *nothing(void *arg) { return arg; }
+static void leave_single_threaded(void)
+{
+	pthread_t t;
+	if (pthread_create(&t, NULL, nothing, NULL) == 0)
+		pthread_join(t, NULL);
+}
+
+static unsigned lock_mask(char *list)
+{
+	char *items[MAX_LIST];
+	unsigned n = split(list, items), mask = 0;
+	for (unsigned i = 0; i < n; i++) {
+		int k = 0;
+		while (k < LOCK_KINDS && strcmp(items[i], sim_lock_names[k]))
+			k++;
+		if (k == LOCK_KINDS)
+			usage();
+		mask |= 1u << k;
+	}
+	return mask;
+}
+
+struct sweep {
+	char *machines[MAX_LIST], *workloads[MAX_LIST], *threads[MAX_LIST];
+	unsigned nmachines, nworkloads, nthreads;
+	uint64_t duration_ns, warmup_ns, xfer_ns, lag_ns;
+	unsigned lock_mask;            /* locks to run; the others print 0 */
+	bool library_stats;
+	FILE *csv;
 };
 
-static void usage(FILE *f)
+static int run_point(const struct sweep *w, const struct sim_machine *m,
+		     const struct sim_profile *p, unsigned threads)
 {
-	fprintf(f,
-		"usage: cnasim [options]   (prints an ESTIMATE FROM A MODEL)\n"
-		"  --machine LIST      presets 4s,2s (default 4s,2s)\n"
-		"  --threads LIST      default 1,2,4,8,16,32,72,108,142,144 (capped per machine)\n"
-		"  --cs-ns N           work inside the critical section (default 100)\n"
-		"  --cs-lines N        shared lines written in it (default 4)\n"
-		"  --ncs-ns N          mean non-critical work (default 2000)\n"
-		"  --pass-ns N         software cost of a pass (default: measured here)\n"
-		"  --remote-ns N, --socket-ns N, --core-ns N   override transfer costs\n"
-		"  --placement fill|spread   (default fill: CPUs in Linux order, socket 0 first;\n"
-		"                      spread: thread i on socket i mod S)\n"
-		"  --duration-ms N     simulated time (default 400), --warmup-ms N (40)\n"
-		"  --threshold-ms N    CNA local-run threshold (10), --shuffle-bits N (7)\n"
-		"  --seed N, --verify (check the queue after every event), --csv FILE\n");
-}
-
-static unsigned parse_list(const char *arg, unsigned *out)
-{
-	unsigned n = 0;
-	char *copy = strdup(arg), *save = NULL;
-	for (char *tok = strtok_r(copy, ",", &save); tok && n < MAX_LIST;
-	     tok = strtok_r(NULL, ",", &save))
-		out[n++] = (unsigned)strtoul(tok, NULL, 10);
-	free(copy);
-	return n;
-}
-
-static unsigned parse_names(const char *arg, char (*out)[8])
-{
-	unsigned n = 0;
-	char *copy = strdup(arg), *save = NULL;
-	for (char *tok = strtok_r(copy, ",", &save); tok && n < MAX_LIST;
-	     tok = strtok_r(NULL, ",", &save))
-		snprintf(out[n++], sizeof out[0], "%s", tok);
-	free(copy);
-	return n;
-}
-
-static bool parse_options(int argc, char **argv, struct options *o)
-{
-	static const struct option longs[] = {
-		{ "machine", required_argument, 0, 'm' }, { "threads", required_argument, 0, 't' },
-		{ "cs-ns", required_argument, 0, 'c' }, { "cs-lines", required_argument, 0, 'l' },
-		{ "ncs-ns", required_argument, 0, 'n' }, { "pass-ns", required_argument, 0, 'p' },
-		{ "remote-ns", required_argument, 0, 'R' }, { "socket-ns", required_argument, 0, 'S' },
-		{ "core-ns", required_argument, 0, 'C' }, { "placement", required_argument, 0, 'P' },
-		{ "duration-ms", required_argument, 0, 'd' }, { "warmup-ms", required_argument, 0, 'w' },
-		{ "threshold-ms", required_argument, 0, 'T' }, { "shuffle-bits", required_argument, 0, 'b' },
-		{ "seed", required_argument, 0, 's' }, { "verify", no_argument, 0, 'v' },
-		{ "csv", required_argument, 0, 'o' }, { "help", no_argument, 0, 'h' },
-		{ 0, 0, 0, 0 },
-	};
-	*o = (struct options){
-		.work = { .cs_ns = 100, .cs_lines = 4, .ncs_ns = 2000 },
-		.duration_ms = 400, .warmup_ms = 40, .threshold_ms = 10, .shuffle_bits = 7,
-		.placement = SIM_FILL, .seed = 1,
-	};
-	o->n_machines = parse_names("4s,2s", o->machines);
-	o->n_threads = parse_list("1,2,4,8,16,32,72,108,142,144", o->threads);
-	int c;
-	while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
-		switch (c) {
-		case 'm': o->n_machines = parse_names(optarg, o->machines); break;
-		case 't': o->n_threads = parse_list(optarg, o->threads); break;
-		case 'c': o->work.cs_ns = strtoull(optarg, NULL, 10); break;
-		case 'l': o->work.cs_lines = (unsigned)strtoul(optarg, NULL, 10); break;
-		case 'n': o->work.ncs_ns = strtoull(optarg, NULL, 10); break;
-		case 'p':
-			o->work.pass_ns = o->work.cna_pass_ns = o->work.cna_sec_pass_ns =
-				strtoull(optarg, NULL, 10);
-			o->pass_ns_given = true;
-			break;
-		case 'R': o->remote_ns = strtoull(optarg, NULL, 10); break;
-		case 'S': o->socket_ns = strtoull(optarg, NULL, 10); break;
-		case 'C': o->core_ns = strtoull(optarg, NULL, 10); break;
-		case 'P': o->placement = strcmp(optarg, "spread") == 0 ? SIM_SPREAD : SIM_FILL; break;
-		case 'd': o->duration_ms = strtoull(optarg, NULL, 10); break;
-		case 'w': o->warmup_ms = strtoull(optarg, NULL, 10); break;
-		case 'T': o->threshold_ms = strtoull(optarg, NULL, 10); break;
-		case 'b': o->shuffle_bits = (unsigned)strtoul(optarg, NULL, 10); break;
-		case 's': o->seed = (uint32_t)strtoul(optarg, NULL, 10); break;
-		case 'v': o->verify = true; break;
-		case 'o': o->csv_path = optarg; break;
-		case 'h': usage(stdout); exit(0);
-		default: return false;
+	struct sim_run_result r[LOCK_KINDS];
+	for (int k = 0; k < LOCK_KINDS; k++) {
+		memset(&r[k], 0, sizeof r[k]);
+		if (!(w->lock_mask >> k & 1))
+			continue;
+		struct sim_run_config c = {
+			.machine = *m, .profile = p, .lock = (enum sim_lock_kind)k,
+			.threads = threads, .warmup_ns = w->warmup_ns,
+			.duration_ns = w->duration_ns, .seed = 1,
+			.spin_budget = SIM_TUNABLE_DEFAULT, .shuffle_bits = SIM_TUNABLE_DEFAULT,
+			.lag_ns = w->lag_ns,
+			.library_stats = w->library_stats,
+		};
+		if (!sim_run_workload(&c, &r[k]))
+			return 1;
+		if (r[k].failure) {
+			fprintf(stderr, "cnasim: %s %s %u threads %s: %s %s\n", m->name, p->name,
+				threads, sim_lock_names[k], r[k].failure, r[k].failure_detail);
+			return 1;
 		}
 	}
-	if (optind != argc || o->duration_ms <= o->warmup_ms || !o->n_threads ||
-	    o->shuffle_bits > 31) {
-		fprintf(stderr, "cnasim: bad arguments\n");
-		return false;
+	const struct sim_run_result *shim = &r[LOCK_SHIM];
+	printf("| %s | %s | %u | %.2f | %.2f | %.2f | %.2f | %.3f | %.2f | %.2f | %.0f |\n",
+	       m->name, p->name, threads, r[LOCK_GLIBC].ops_per_s / 1e6,
+	       r[LOCK_ADAPTIVE].ops_per_s / 1e6, r[LOCK_MCS].ops_per_s / 1e6,
+	       shim->ops_per_s / 1e6, shim->ops_per_s / r[LOCK_GLIBC].ops_per_s,
+	       shim->local_share, shim->jain, (double)shim->max_wait_ns / 1000.0);
+	fflush(stdout);
+	if (w->csv)
+		fprintf(w->csv, "%s,%s,%u,%.0f,%.0f,%.0f,%.0f,%.4f,%.4f,%.1f\n", m->name, p->name,
+			threads, r[LOCK_GLIBC].ops_per_s, r[LOCK_ADAPTIVE].ops_per_s,
+			r[LOCK_MCS].ops_per_s, shim->ops_per_s, shim->local_share, shim->jain,
+			(double)shim->max_wait_ns / 1000.0);
+	return 0;
+}
+
+static int sweep(struct sweep *w)
+{
+	printf("ESTIMATE FROM A MODEL, not a measurement (%s)\n\n", sim_machine_sources());
+	printf("| machine | workload | threads | glibc Mops/s | adaptive | mcs | shim | shim/glibc |"
+	       " shim same-node share | shim Jain | shim max wait us |\n");
+	printf("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+	if (w->csv)
+		fprintf(w->csv, "%s\n", csv_header);
+	for (unsigned a = 0; a < w->nmachines; a++) {
+		struct sim_machine m;
+		if (!sim_machine_preset(w->machines[a], &m)) {
+			fprintf(stderr, "cnasim: unknown machine %s (4s, 2s, 2c)\n", w->machines[a]);
+			return 2;
+		}
+		if (w->xfer_ns && m.sockets == 1)
+			m.same_core_ns = m.same_socket_ns = m.remote_ns = w->xfer_ns;
+		for (unsigned b = 0; b < w->nworkloads; b++) {
+			const struct sim_profile *p = sim_profile_named(w->workloads[b]);
+			if (!p) {
+				fprintf(stderr, "cnasim: unknown workload %s\n", w->workloads[b]);
+				return 2;
+			}
+			for (unsigned c = 0; c < w->nthreads; c++)
+				if (run_point(w, &m, p, (unsigned)number(w->threads[c])))
+					return 1;
+		}
 	}
-	return true;
-}
-
-struct pair {
-	struct sim_result mcs, cna;
-};
-
-static bool run_pair(const struct options *o, const struct sim_machine *m, unsigned threads,
-		     struct pair *p)
-{
-	struct sim_config cfg = {
-		.machine = *m, .work = o->work, .threads = threads,
-		.threshold_ns = o->threshold_ms * 1000000u, .shuffle_bits = o->shuffle_bits,
-		.warmup_ns = o->warmup_ms * 1000000u, .duration_ns = o->duration_ms * 1000000u,
-		.seed = o->seed, .verify = o->verify,
-	};
-	if (!sim_run(&cfg, &p->mcs))
-		return false;
-	cfg.numa_aware = true;
-	return sim_run(&cfg, &p->cna);
-}
-
-static double min_max(const struct sim_result *r)
-{
-	return r->max_ops ? (double)r->min_ops / (double)r->max_ops : 0;
+	return 0;
 }
 
 int main(int argc, char **argv)
 {
-	struct options o;
-	if (!parse_options(argc, argv, &o)) {
-		usage(stderr);
+	char machines[] = "4s,2s", workloads[] = "tiny,mutexbench,leveldb",
+	     threads[] = "1,2,4,8,16,32,72,142";
+	struct sweep w = { .duration_ns = 20000000, .warmup_ns = 2000000,
+			   .lock_mask = (1u << LOCK_KINDS) - 1 };
+	bool explore = false, verbose = false, expect_violation = false;
+	unsigned long seeds = 200, first_seed = 1;
+	bool one_seed = false;
+	const char *csv = NULL;
+	w.nmachines = split(machines, w.machines);
+	w.nworkloads = split(workloads, w.workloads);
+	w.nthreads = split(threads, w.threads);
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!strcmp(a, "--explore")) { explore = true; continue; }
+		if (!strcmp(a, "--verbose")) { verbose = true; continue; }
+		if (!strcmp(a, "--expect-violation")) { expect_violation = true; continue; }
+		if (!strcmp(a, "--stats")) { w.library_stats = true; continue; }
+		if (!v)
+			usage();
+		i++;
+		if (!strcmp(a, "--machine")) w.nmachines = split(argv[i], w.machines);
+		else if (!strcmp(a, "--workload")) w.nworkloads = split(argv[i], w.workloads);
+		else if (!strcmp(a, "--threads")) w.nthreads = split(argv[i], w.threads);
+		else if (!strcmp(a, "--duration-ms")) w.duration_ns = number(v) * 1000000ull;
+		else if (!strcmp(a, "--warmup-ms")) w.warmup_ns = number(v) * 1000000ull;
+		else if (!strcmp(a, "--xfer-ns")) w.xfer_ns = number(v);
+		else if (!strcmp(a, "--csv")) csv = v;
+		else if (!strcmp(a, "--lag-ns")) w.lag_ns = number(v);
+		else if (!strcmp(a, "--lock")) w.lock_mask = lock_mask(argv[i]);
+		else if (!strcmp(a, "--seeds")) seeds = number(v);
+		else if (!strcmp(a, "--seed")) { first_seed = number(v); one_seed = true; }
+		else usage();
+	}
+	leave_single_threaded();
+
+	if (explore) {
+		unsigned rc = sim_explore((uint32_t)first_seed, one_seed ? 1 : (unsigned)seeds,
+					  verbose || one_seed);
+		if (expect_violation) {
+			printf("%s\n", rc == 1 ? "violation found and replayed, as expected"
+				       : "expected a violation that replays exactly");
+			return rc == 1 ? 0 : 1;
+		}
+		return rc ? 1 : 0;
+	}
+	if (csv && !(w.csv = fopen(csv, "w"))) {
+		perror(csv);
 		return 2;
 	}
-	if (!o.pass_ns_given) {
-		o.work.pass_ns = sim_measure_pass_ns(false, 1, 200000);
-		o.work.cna_pass_ns = sim_measure_pass_ns(true, 1, 200000);
-		o.work.cna_sec_pass_ns = sim_measure_pass_ns(true, 4, 200000);
-	}
-	FILE *csv = NULL;
-	if (o.csv_path && !(csv = fopen(o.csv_path, "w"))) {
-		perror(o.csv_path);
-		return 1;
-	}
-	if (csv)
-		fprintf(csv, "machine,placement,threads,mcs_ops_s,cna_ops_s,cna_over_mcs,mcs_same_socket,"
-			     "cna_same_socket,mcs_jain,cna_jain,mcs_min_over_max,cna_min_over_max,"
-			     "cna_max_wait_ms,cna_flushes\n");
-
-	printf("ESTIMATE FROM A MODEL, not a measurement: the real cna/ queue code picks every\n"
-	       "owner; times come from a cost model (%s).\n", sim_machine_sources());
-	printf("Workload: critical section %llu ns + %u shared lines, non-critical %llu ns mean; "
-	       "threshold %llu ms simulated, shuffle_bits %u, %llu ms simulated per run.\n",
-	       (unsigned long long)o.work.cs_ns, o.work.cs_lines, (unsigned long long)o.work.ncs_ns,
-	       (unsigned long long)o.threshold_ms, o.shuffle_bits,
-	       (unsigned long long)o.duration_ms);
-	printf("Software cost of one cna_pass_head(), %s on this machine (warm, one core): "
-	       "FIFO %llu ns, CNA %llu ns, CNA with a secondary queue %llu ns.\n",
-	       o.pass_ns_given ? "given, not measured" : "measured",
-	       (unsigned long long)o.work.pass_ns, (unsigned long long)o.work.cna_pass_ns,
-	       (unsigned long long)o.work.cna_sec_pass_ns);
-
-	int status = 0;
-	for (unsigned k = 0; k < o.n_machines; k++) {
-		struct sim_machine m;
-		if (!sim_machine_preset(o.machines[k], &m)) {
-			fprintf(stderr, "cnasim: unknown machine %s\n", o.machines[k]);
-			return 2;
-		}
-		m.placement = o.placement;
-		if (o.remote_ns) m.remote_ns = o.remote_ns;
-		if (o.socket_ns) m.same_socket_ns = o.socket_ns;
-		if (o.core_ns) m.same_core_ns = o.core_ns;
-		printf("\n### %s: %u sockets x %u cores x %u threads; line transfer %llu/%llu/%llu ns "
-		       "(sibling/socket/remote), %s placement\n\n",
-		       m.name, m.sockets, m.cores_per_socket, m.threads_per_core,
-		       (unsigned long long)m.same_core_ns, (unsigned long long)m.same_socket_ns,
-		       (unsigned long long)m.remote_ns, m.placement == SIM_SPREAD ? "spread" : "fill");
-		printf("| threads | FIFO Mops/s | CNA Mops/s | CNA/FIFO | same-socket FIFO | same-socket CNA "
-		       "| Jain FIFO | Jain CNA | min/max CNA | max wait CNA ms |\n");
-		printf("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-		for (unsigned j = 0; j < o.n_threads; j++) {
-			unsigned n = o.threads[j];
-			if (n == 0 || n > sim_machine_hw_threads(&m))
-				continue;
-			struct pair p;
-			if (!run_pair(&o, &m, n, &p)) {
-				fprintf(stderr, "cnasim: out of memory\n");
-				return 1;
-			}
-			if (!sim_result_consistent(&p.mcs) || !sim_result_consistent(&p.cna)) {
-				fprintf(stderr, "cnasim: model invariant broken at %u threads\n", n);
-				status = 1;
-			}
-			double ratio = p.mcs.ops_per_s > 0 ? p.cna.ops_per_s / p.mcs.ops_per_s : 0;
-			printf("| %u | %.2f | %.2f | %.3f | %.2f | %.2f | %.3f | %.3f | %.2f | %.2f |\n", n,
-			       p.mcs.ops_per_s / 1e6, p.cna.ops_per_s / 1e6, ratio, p.mcs.local_share,
-			       p.cna.local_share, p.mcs.jain, p.cna.jain, min_max(&p.cna),
-			       (double)p.cna.max_wait_ns / 1e6);
-			if (csv)
-				fprintf(csv, "%s,%s,%u,%.0f,%.0f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.3f,%llu\n",
-					m.name, m.placement == SIM_SPREAD ? "spread" : "fill", n,
-					p.mcs.ops_per_s, p.cna.ops_per_s, ratio,
-					p.mcs.local_share, p.cna.local_share, p.mcs.jain, p.cna.jain,
-					min_max(&p.mcs), min_max(&p.cna), (double)p.cna.max_wait_ns / 1e6,
-					(unsigned long long)p.cna.flushes);
-			fflush(stdout);
-		}
-	}
-	if (csv)
-		fclose(csv);
-	return status;
+	int rc = sweep(&w);
+	if (w.csv)
+		fclose(w.csv);
+	return rc;
 }
