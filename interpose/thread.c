@@ -57,4 +57,7 @@ void thread_reset_after_fork(void)
 {
 	cnamutex_self.tid = 0;
 	cnamutex_self.sched_epoch_seen = 0;
+	/* What the parent's waits taught about spinning says nothing of the
+	 * child's threads: start again from the full budgets. */
+	cnamutex_self.spin = (struct spin_credit){ 0 };
 }
