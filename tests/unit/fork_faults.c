@@ -37,7 +37,7 @@
 #define WAITERS 2
 #define NEVER_CONTENDED_SLACK 2
 /* Page layouts of the parent's threads, which the child's glibc walks. */
-#define LIVE_SLACK 4
+#define LIVE_SLACK 8
 
 static pthread_mutex_t forked_over = PTHREAD_MUTEX_INITIALIZER;
 static struct queued_set held;
