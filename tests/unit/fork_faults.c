@@ -44,7 +44,7 @@ static struct queued_set held;
 
 static int count(int live)
 {
-	if (live && !queued_start(&held, live, WAITERS))
+	if (live && !queued_start(&held, live, WAITERS, queued_create_default))
 		return check_report("fork-faults count");
 	for (int f = 0; f < FORKS && !check_failures; f++) {
 		CHECK_EQ(pthread_mutex_lock(&forked_over), 0);

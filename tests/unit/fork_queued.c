@@ -5,10 +5,10 @@
  * The main thread holds MUTEXES mutexes with WAITERS threads asleep on each,
  * queued_waiters.h's way: every mutex has a queue record in use, holding
  * nodes of threads the child will not have.  Then it forks.  The child
- * unlocks what it inherited held, and its own threads contend on every
- * mutex, through the queue: a stale record would make a waiter queue behind
- * a node that is never granted (the child hangs and dies of SIGALRM) or
- * break exclusion.  The statistics line proves the parent's waiters were
+ * unlocks what it inherited held and does the same with threads of its
+ * own: their queue must be a new one, or they queue behind a node that is
+ * never granted (the child hangs and dies of SIGALRM).  Then its threads
+ * contend on every mutex, and exclusion must hold.  The statistics line proves the parent's waiters were
  * queued: every one but the first on each mutex won it through the queue,
  * and none fell back to the word.
  */
@@ -65,6 +65,9 @@ static void child_main(void)
 		CHECK_EQ(held.mutex[m].mutex.__data.__lock, 2);
 		CHECK_EQ(pthread_mutex_unlock(&held.mutex[m].mutex), 0);
 	}
+	/* The same mutexes, so the same records: queue on each for sure. */
+	if (queued_start(&held, MUTEXES, WAITERS, fork_child_thread_create))
+		queued_finish(&held);
 	pthread_t threads[CHILD_THREADS];
 	for (int t = 0; t < CHILD_THREADS; t++)
 		fork_child_thread_create(&threads[t], child_worker, NULL);
@@ -88,7 +91,7 @@ static void child_main(void)
 static int run(void)
 {
 	check_running_under_shim();
-	if (!queued_start(&held, MUTEXES, WAITERS))
+	if (!queued_start(&held, MUTEXES, WAITERS, queued_create_default))
 		return check_report("fork-queued run");
 	fflush(stdout);
 	fflush(stderr);

@@ -91,9 +91,19 @@ static bool queued_all_asleep(void *arg)
 	return true;
 }
 
-/* Holds mutexes mutexes with waiters threads asleep on each; false (and a
- * failed check) if they did not all get there. */
-static inline bool queued_start(struct queued_set *s, int mutexes, int waiters)
+/* Starts a thread, as pthread_create() does (checking that it did). */
+typedef void queued_create_fn(pthread_t *thread, void *(*start)(void *), void *arg);
+
+static inline void queued_create_default(pthread_t *thread, void *(*start)(void *), void *arg)
+{
+	CHECK_EQ(pthread_create(thread, NULL, start, arg), 0);
+}
+
+/* Holds mutexes mutexes (initialised here) with waiters threads asleep on
+ * each, started by create; false (and a failed check) if they did not all
+ * get there. */
+static inline bool queued_start(struct queued_set *s, int mutexes, int waiters,
+				queued_create_fn *create)
 {
 	memset(s, 0, sizeof *s);
 	s->mutexes = mutexes;
@@ -106,7 +116,7 @@ static inline bool queued_start(struct queued_set *s, int mutexes, int waiters)
 		for (int w = 0; w < waiters; w++) {
 			struct queued_waiter *q = &s->waiter[m][w];
 			q->on = &s->mutex[m];
-			CHECK_EQ(pthread_create(&q->thread, NULL, queued_waiter_main, q), 0);
+			create(&q->thread, queued_waiter_main, q);
 			if (w == 0)
 				CHECK(queued_wait_until(queued_word_waited_on, q->on));
 		}
