@@ -25,8 +25,13 @@ static bool numa_aware(enum numa_mode mode)
 	return topology_nodes() >= 2;
 }
 
-/* Only the forking thread exists in the child: no other waiter does. */
-static void after_fork_in_child(void)
+/*
+ * Only the forking thread exists in the child: no other waiter does.  Every
+ * page the child touches costs it a fault, code pages too: this handler and
+ * the resets it calls are cold, so the linker keeps them together, and each
+ * reset touches only the records the parent used.
+ */
+__attribute__((cold)) static void after_fork_in_child(void)
 {
 	queue_table_reset_after_fork();
 	thread_reset_after_fork();
@@ -37,6 +42,7 @@ static void after_fork_in_child(void)
 __attribute__((constructor)) static void cnamutex_load(void)
 {
 	real_resolve_all();
+	queue_table_init();
 	tunables_load(&settings);
 	topology_load();
 	cnamutex_params.numa_aware = numa_aware(settings.numa);

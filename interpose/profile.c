@@ -14,6 +14,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
+#include "claimed_pages.h"
 #include "profile_table.h"
 #include "stats.h"
 #include "thread.h"
@@ -24,12 +25,18 @@
 
 _Static_assert((PROFILE_RECORDS & (PROFILE_RECORDS - 1)) == 0,
 	       "record count is a power of two");
+_Static_assert(PROFILE_RECORDS * sizeof(struct profile_record) <=
+	       CLAIMED_PAGES_MAX * CLAIMED_PAGE_BYTES, "every page of the table can be noted");
+_Static_assert(CLAIMED_PAGE_BYTES % sizeof(struct profile_record) == 0, "records divide a page");
 
 bool instrument_enabled;
 bool profile_enabled;
 enum profile_mode profile_output;
-struct profile_record profile_table[PROFILE_RECORDS];
+struct profile_record profile_table[PROFILE_RECORDS]
+	__attribute__((aligned(CLAIMED_PAGE_BYTES)));
 _Atomic uint64_t profile_untracked;
+/* Pages of the table that ever held a claimed record, for the fork child. */
+static struct claimed_pages claimed;
 
 /* This library's mapped range: frames in it are not the call site. */
 static uintptr_t self_low, self_high;
@@ -54,8 +61,11 @@ static struct profile_record *find(uintptr_t mutex, bool claim)
 			continue;
 		if (!claim)
 			return NULL;
+		claimed_pages_note(&claimed, (size_t)(r - profile_table) * sizeof *r);
+		/* Release: the page's note is visible before the claim, to a
+		 * fork at any moment (read by profile_reset_after_fork()). */
 		if (atomic_compare_exchange_strong_explicit(&r->mutex, &seen, mutex,
-							    memory_order_relaxed,
+							    memory_order_release,
 							    memory_order_relaxed) ||
 		    seen == mutex)
 			return r;
@@ -179,10 +189,28 @@ void profile_record_contended(const void *mutex, uint64_t start_ns,
 	}
 }
 
+/* A record's counters change only once it is claimed, so an unclaimed one
+ * is all zero already. */
+static void clear_if_claimed(void *record)
+{
+	struct profile_record *r = record;
+	if (!atomic_load_explicit(&r->mutex, memory_order_relaxed))
+		return;
+	atomic_store_explicit(&r->mutex, 0, memory_order_relaxed);
+	atomic_store_explicit(&r->call_site, 0, memory_order_relaxed);
+	atomic_store_explicit(&r->acquisitions, 0, memory_order_relaxed);
+	atomic_store_explicit(&r->contended, 0, memory_order_relaxed);
+	atomic_store_explicit(&r->handoffs_local, 0, memory_order_relaxed);
+	atomic_store_explicit(&r->handoffs_remote, 0, memory_order_relaxed);
+	atomic_store_explicit(&r->wait_total_ns, 0, memory_order_relaxed);
+	atomic_store_explicit(&r->wait_max_ns, 0, memory_order_relaxed);
+}
+
 void profile_reset_after_fork(void)
 {
 	if (!profile_enabled)
 		return;
+<<<<<<< HEAD
 	for (unsigned i = 0; i < PROFILE_RECORDS; i++) {
 		struct profile_record *r = &profile_table[i];
 		atomic_store_explicit(&r->mutex, 0, memory_order_relaxed);
@@ -196,5 +224,8 @@ void profile_reset_after_fork(void)
 		atomic_store_explicit(&r->wait_total_ns, 0, memory_order_relaxed);
 		atomic_store_explicit(&r->wait_max_ns, 0, memory_order_relaxed);
 	}
+=======
+	claimed_pages_visit(&claimed, profile_table, sizeof profile_table[0], clear_if_claimed);
+>>>>>>> fork
 	atomic_store_explicit(&profile_untracked, 0, memory_order_relaxed);
 }

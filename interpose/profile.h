@@ -48,7 +48,7 @@ static inline void profile_contended(const void *mutex, uint64_t start_ns,
 		profile_record_contended(mutex, start_ns, handoff, transfer);
 }
 
-void profile_reset_after_fork(void);
+__attribute__((cold)) void profile_reset_after_fork(void);
 void profile_report(void);
 
 #endif

@@ -4,6 +4,8 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "claimed_pages.h"
+
 #define USERS_BITS 16
 #define USERS_MASK ((UINT64_C(1) << USERS_BITS) - 1)
 #define CLAIM_ROUNDS 4
@@ -12,7 +14,22 @@ _Static_assert((QUEUE_TABLE_RECORDS & (QUEUE_TABLE_RECORDS - 1)) == 0,
 	       "record count is a power of two");
 _Static_assert(sizeof(struct queue_record) == 64, "one record per cache line");
 
-static struct queue_record table[QUEUE_TABLE_RECORDS];
+_Static_assert(QUEUE_TABLE_RECORDS * sizeof(struct queue_record) <=
+	       CLAIMED_PAGES_MAX * CLAIMED_PAGE_BYTES, "every page of the table can be noted");
+_Static_assert(CLAIMED_PAGE_BYTES % sizeof(struct queue_record) == 0, "records divide a page");
+
+static struct queue_record table[QUEUE_TABLE_RECORDS]
+	__attribute__((aligned(CLAIMED_PAGE_BYTES)));
+/* Pages of the table that ever held a claimed record, for the fork child. */
+static struct claimed_pages claimed;
+
+void queue_table_init(void)
+{
+	/* Makes the page of the summary the process's own now (it is in
+	 * .bss, and nothing else may write there): every fork child reads the
+	 * summary, and a page the parent never touched would cost it a fault. */
+	atomic_store_explicit(&claimed.bits, 0, memory_order_relaxed);
+}
 
 static unsigned hash_address(uintptr_t address)
 {
@@ -62,10 +79,13 @@ struct queue_record *queue_table_acquire(const void *mutex)
 		}
 		if (!empty)
 			return NULL;
-		/* free -> key with one user.  Acquire: as in join(). */
+		/* free -> key with one user.  Acquire: as in join().  Release:
+		 * the page's note is visible before the claim, to a fork at any
+		 * moment (read by queue_table_reset_after_fork()). */
+		claimed_pages_note(&claimed, (size_t)(empty - table) * sizeof *empty);
 		uint64_t expected = 0;
 		if (atomic_compare_exchange_strong_explicit(&empty->key_users, &expected,
-							    key | 1, memory_order_acquire,
+							    key | 1, memory_order_acq_rel,
 							    memory_order_relaxed))
 			return empty;
 	}
@@ -92,7 +112,24 @@ unsigned queue_table_in_use(void)
 	return n;
 }
 
+/*
+ * The parent's users of a record do not exist in the child, so a record in
+ * use is stale: its queue may end in a dead thread's node.  A record with
+ * no user is already as the child needs it: the last user left after
+ * passing the headship on, when the queue's tail was back to NULL (its
+ * reorder hint expires on its own, as on any recycling).  So only records
+ * in use are cleared, and only noted pages are looked at: the child's work,
+ * and its page faults, follow the records the parent used, not the table's
+ * size (none at all for a parent that never queued).
+ */
+static void clear_if_used(void *record)
+{
+	struct queue_record *r = record;
+	if (atomic_load_explicit(&r->key_users, memory_order_relaxed))
+		memset(r, 0, sizeof *r);
+}
+
 void queue_table_reset_after_fork(void)
 {
-	memset(table, 0, sizeof table);
+	claimed_pages_visit(&claimed, table, sizeof table[0], clear_if_used);
 }

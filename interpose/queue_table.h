@@ -28,6 +28,9 @@ struct queue_record {
 	struct cna_queue queue;
 } __attribute__((aligned(64)));
 
+/* At load, before any other call. */
+void queue_table_init(void);
+
 /* The record for mutex, counted as used by the caller; NULL if none free. */
 struct queue_record *queue_table_acquire(const void *mutex);
 void queue_table_release(struct queue_record *record);
@@ -35,7 +38,8 @@ void queue_table_release(struct queue_record *record);
 /* Records in use now (for tests and the memory report). */
 unsigned queue_table_in_use(void);
 
-/* In the child after fork(): the parent's waiters do not exist here. */
-void queue_table_reset_after_fork(void);
+/* In the child after fork(): the parent's waiters do not exist here, so
+ * the records in use are cleared (the work follows those, not the table). */
+__attribute__((cold)) void queue_table_reset_after_fork(void);
 
 #endif

@@ -13,6 +13,10 @@
 bool stats_enabled;
 static pthread_key_t stats_key;
 static _Atomic(struct stats_block *) registry[STATS_REGISTRY_SLOTS];
+/* One past the highest slot ever claimed: slots are claimed lowest first,
+ * so the slots in use, and the pages of the registry ever written, are
+ * below it.  Raised before the claim, which a fork may catch in between. */
+static _Atomic unsigned slots_high;
 static struct stats_block retired;   /* blocks of threads that have exited */
 
 void stats_add(_Atomic uint64_t *counter, uint64_t n)
@@ -50,9 +54,14 @@ static void fold(struct stats_block *dst, struct stats_block *src)
 #undef MAX
 }
 
+static unsigned registry_high(void)
+{
+	return atomic_load_explicit(&slots_high, memory_order_relaxed);
+}
+
 static void unregister(struct stats_block *block)
 {
-	for (unsigned i = 0; i < STATS_REGISTRY_SLOTS; i++) {
+	for (unsigned i = 0, high = registry_high(); i < high; i++) {
 		struct stats_block *expected = block;
 		if (atomic_compare_exchange_strong_explicit(&registry[i], &expected, NULL,
 							    memory_order_relaxed,
@@ -75,6 +84,15 @@ void stats_init(bool enabled)
 		pthread_key_create(&stats_key, thread_exit);
 }
 
+static void raise_high(unsigned high)
+{
+	unsigned seen = registry_high();
+	while (seen < high && !atomic_compare_exchange_weak_explicit(
+				      &slots_high, &seen, high, memory_order_relaxed,
+				      memory_order_relaxed))
+		;
+}
+
 struct stats_block *stats_self(void)
 {
 	struct cnamutex_thread *self = thread_self();
@@ -82,10 +100,15 @@ struct stats_block *stats_self(void)
 		self->stats_registered = true;
 		pthread_setspecific(stats_key, &self->stats);
 		for (unsigned i = 0; i < STATS_REGISTRY_SLOTS; i++) {
+			if (atomic_load_explicit(&registry[i], memory_order_relaxed))
+				continue;
+			raise_high(i + 1);
 			struct stats_block *expected = NULL;
+			/* Release: the raised mark is visible before the claim, to
+			 * a fork at any moment (read by stats_reset_after_fork()). */
 			if (atomic_compare_exchange_strong_explicit(
 				    &registry[i], &expected, &self->stats,
-				    memory_order_relaxed, memory_order_relaxed))
+				    memory_order_release, memory_order_relaxed))
 				break;
 		}
 		/* No free slot: the block is still folded in when the thread exits. */
@@ -98,8 +121,12 @@ void stats_reset_after_fork(void)
 	if (!stats_enabled)
 		return;
 	struct cnamutex_thread *self = thread_self();
-	for (unsigned i = 0; i < STATS_REGISTRY_SLOTS; i++)
-		atomic_store_explicit(&registry[i], NULL, memory_order_relaxed);
+	/* Only the slots below the mark were ever used, and only those in use
+	 * are written: the child does not fault in the whole registry. */
+	for (unsigned i = 0, high = registry_high(); i < high; i++)
+		if (atomic_load_explicit(&registry[i], memory_order_relaxed))
+			atomic_store_explicit(&registry[i], NULL, memory_order_relaxed);
+	atomic_store_explicit(&slots_high, 0, memory_order_relaxed);
 	memset(&retired, 0, sizeof retired);
 	memset(&self->stats, 0, sizeof self->stats);
 	self->stats_registered = false;
@@ -112,7 +139,7 @@ void stats_report(void)
 	struct stats_block total;
 	memset(&total, 0, sizeof total);
 	fold(&total, &retired);
-	for (unsigned i = 0; i < STATS_REGISTRY_SLOTS; i++) {
+	for (unsigned i = 0, high = registry_high(); i < high; i++) {
 		struct stats_block *b = atomic_load_explicit(&registry[i], memory_order_relaxed);
 		if (b)
 			fold(&total, b);

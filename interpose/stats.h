@@ -21,7 +21,7 @@ void stats_init(bool enabled);
 struct stats_block *stats_self(void);
 void stats_add(_Atomic uint64_t *counter, uint64_t n);
 void stats_max(_Atomic uint64_t *counter, uint64_t value);
-void stats_reset_after_fork(void);
+__attribute__((cold)) void stats_reset_after_fork(void);
 void stats_report(void);
 
 #endif

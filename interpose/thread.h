@@ -62,7 +62,7 @@ void thread_prepare_node(struct cnamutex_thread *self);
 /* A scheduling policy may have changed somewhere: re-check priority. */
 void thread_sched_changed(void);
 
-/* In the child after fork(): forget the parent's tid. */
-void thread_reset_after_fork(void);
+/* In the child after fork(): forget the parent's tid and spin history. */
+__attribute__((cold)) void thread_reset_after_fork(void);
 
 #endif

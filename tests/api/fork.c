@@ -13,15 +13,14 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdatomic.h>
-#include <sys/mman.h>
 #include <sys/wait.h>
 
+#include "../fork_child.h"
 #include "api.h"
 
 #define WORKERS 8
 #define SET_SIZE 8
 #define CHILD_THREADS 4
-#define CHILD_STACK (1 << 20)
 #define FORKS (20 / (API_SCALE > 1 ? 4 : 1))
 
 struct guarded {
@@ -161,19 +160,8 @@ static int child_main(void)
 
 	child_iterations = 3000 / API_SCALE;
 	pthread_t threads[CHILD_THREADS];
-	for (long t = 0; t < CHILD_THREADS; t++) {
-		/* Stacks of our own: glibc would otherwise hand the child the
-		 * cached stacks of the parent's threads, and ThreadSanitizer,
-		 * which still lists those threads, dies of a duplicate id. */
-		pthread_attr_t attr;
-		void *stack = mmap(NULL, CHILD_STACK, PROT_READ | PROT_WRITE,
-				   MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-		CHECK(stack != MAP_FAILED);
-		CHECK_EQ(pthread_attr_init(&attr), 0);
-		CHECK_EQ(pthread_attr_setstack(&attr, stack, CHILD_STACK), 0);
-		CHECK_EQ(pthread_create(&threads[t], &attr, child_worker, (void *)t), 0);
-		pthread_attr_destroy(&attr);
-	}
+	for (long t = 0; t < CHILD_THREADS; t++)
+		fork_child_thread_create(&threads[t], child_worker, (void *)t);
 	for (int t = 0; t < CHILD_THREADS; t++)
 		CHECK_EQ(pthread_join(threads[t], NULL), 0);
 	long after = 0;

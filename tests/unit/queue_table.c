@@ -207,13 +207,42 @@ static void unrepresentable_address_refused(void)
 	CHECK_EQ(queue_table_in_use(), 0);
 }
 
-/* The child of fork() starts with every record free. */
+/*
+ * The child of fork() starts with every record free and every queue empty:
+ * records in use (here with a queue ending in a node that only the parent
+ * had) are cleared, and a free record is left as it is (the child need not
+ * write it, so it must already be fit for use).
+ */
 static void reset_after_fork_frees_all(void)
 {
-	CHECK(queue_table_acquire(address(3)) != NULL);
-	CHECK(queue_table_acquire(address(4)) != NULL);
+	static struct cna_node parents_waiter;
+	struct queue_record *queued = queue_table_acquire(address(3));
+	struct queue_record *held = queue_table_acquire(address(4));
+	struct queue_record *left = queue_table_acquire(address(5));
+	CHECK(queued && held && left);
+	if (!queued || !held || !left)
+		return;
+	atomic_store_explicit(&queued->queue.tail, &parents_waiter, memory_order_relaxed);
+	/* A bout of contention that ended: the reorder hint stays behind. */
+	atomic_store_explicit(&left->queue.reorder_until_ns, 12345, memory_order_relaxed);
+	queue_table_release(left);
 	CHECK_EQ(queue_table_in_use(), 2);
+
 	queue_table_reset_after_fork();
+	CHECK_EQ(queue_table_in_use(), 0);
+	CHECK(cna_queue_is_idle(&queued->queue));
+	CHECK(cna_queue_is_idle(&held->queue));
+	CHECK_EQ(atomic_load_explicit(&left->queue.reorder_until_ns, memory_order_relaxed),
+		 12345);
+
+	/* The same mutex in the child: a record of its own, with an empty queue. */
+	struct queue_record *again = queue_table_acquire(address(3));
+	CHECK(again != NULL);
+	if (again) {
+		CHECK(cna_queue_is_idle(&again->queue));
+		CHECK_EQ(queue_table_in_use(), 1);
+		queue_table_release(again);
+	}
 	CHECK_EQ(queue_table_in_use(), 0);
 }
 
@@ -221,12 +250,14 @@ int main(int argc, char **argv)
 {
 	long rounds_per_thread = argc > 1 ? atol(argv[1]) : 100000;
 	CHECK_EQ(queue_table_in_use(), 0);
+	/* First, while only its own records were ever claimed: the reset
+	 * visits only the pages claims were noted on. */
+	reset_after_fork_frees_all();
 	same_address_same_record();
 	different_addresses_different_records();
 	colliding_addresses_stay_apart();
 	bounded_and_recycled();
 	concurrent_collisions_never_share(rounds_per_thread);
 	unrepresentable_address_refused();
-	reset_after_fork_frees_all();
 	return check_report("queue-table");
 }

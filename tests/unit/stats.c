@@ -21,6 +21,7 @@
 #include "../check.h"
 #include "child.h"
 #include "stats_line.h"
+#include "thread_state.h"
 
 #define LOCKS 1000
 #define TRYLOCKS 300
@@ -159,21 +160,6 @@ static void *routed_waiter(void *arg)
 	CHECK_EQ(pthread_mutex_lock(&routed), 0);
 	CHECK_EQ(pthread_mutex_unlock(&routed), 0);
 	return NULL;
-}
-
-/* State letter of a thread of ours ('S': asleep, here in a futex wait). */
-static char thread_state(pid_t tid)
-{
-	char path[64], buf[256];
-	snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return '?';
-	size_t n = fread(buf, 1, sizeof buf - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	const char *close_paren = strrchr(buf, ')');
-	return close_paren && close_paren[1] == ' ' ? close_paren[2] : '?';
 }
 
 static bool wait_until_asleep(_Atomic pid_t *tid)
