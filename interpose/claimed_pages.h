@@ -24,10 +24,12 @@
 #include <stdint.h>
 
 #define CLAIMED_PAGE_BYTES 4096u
-#define CLAIMED_PAGES_MAX 64u
+#define CLAIMED_PAGES_MAX 128u
+#define CLAIMED_PAGES_WORDS (CLAIMED_PAGES_MAX / 64u)
 
 struct claimed_pages {
-	_Atomic uint64_t bits;   /* bit i: page i of the table was claimed on */
+	/* bit i % 64 of word i / 64: page i of the table was claimed on */
+	_Atomic uint64_t bits[CLAIMED_PAGES_WORDS];
 };
 
 /*
@@ -38,9 +40,11 @@ struct claimed_pages {
  */
 static inline void claimed_pages_note(struct claimed_pages *p, size_t offset)
 {
-	uint64_t bit = UINT64_C(1) << (offset / CLAIMED_PAGE_BYTES);
-	if (!(atomic_load_explicit(&p->bits, memory_order_relaxed) & bit))
-		atomic_fetch_or_explicit(&p->bits, bit, memory_order_relaxed);
+	size_t page = offset / CLAIMED_PAGE_BYTES;
+	_Atomic uint64_t *word = &p->bits[page / 64];
+	uint64_t bit = UINT64_C(1) << (page % 64);
+	if (!(atomic_load_explicit(word, memory_order_relaxed) & bit))
+		atomic_fetch_or_explicit(word, bit, memory_order_relaxed);
 }
 
 /* In the child after fork (the only thread there): calls visit() on each
@@ -48,11 +52,14 @@ static inline void claimed_pages_note(struct claimed_pages *p, size_t offset)
 static inline void claimed_pages_visit(const struct claimed_pages *p, void *table,
 				       size_t record_size, void (*visit)(void *record))
 {
-	uint64_t pending = atomic_load_explicit(&p->bits, memory_order_relaxed);
-	for (; pending; pending &= pending - 1) {
-		char *page = (char *)table + (size_t)__builtin_ctzll(pending) * CLAIMED_PAGE_BYTES;
-		for (size_t at = 0; at + record_size <= CLAIMED_PAGE_BYTES; at += record_size)
-			visit(page + at);
+	for (size_t w = 0; w < CLAIMED_PAGES_WORDS; w++) {
+		uint64_t pending = atomic_load_explicit(&p->bits[w], memory_order_relaxed);
+		for (; pending; pending &= pending - 1) {
+			size_t index = w * 64 + (size_t)__builtin_ctzll(pending);
+			char *page = (char *)table + index * CLAIMED_PAGE_BYTES;
+			for (size_t at = 0; at + record_size <= CLAIMED_PAGE_BYTES; at += record_size)
+				visit(page + at);
+		}
 	}
 }
 

@@ -202,6 +202,8 @@ static void clear_if_claimed(void *record)
 	atomic_store_explicit(&r->contended, 0, memory_order_relaxed);
 	atomic_store_explicit(&r->handoffs_local, 0, memory_order_relaxed);
 	atomic_store_explicit(&r->handoffs_remote, 0, memory_order_relaxed);
+	atomic_store_explicit(&r->transfers_local, 0, memory_order_relaxed);
+	atomic_store_explicit(&r->transfers_remote, 0, memory_order_relaxed);
 	atomic_store_explicit(&r->wait_total_ns, 0, memory_order_relaxed);
 	atomic_store_explicit(&r->wait_max_ns, 0, memory_order_relaxed);
 }
@@ -210,22 +212,6 @@ void profile_reset_after_fork(void)
 {
 	if (!profile_enabled)
 		return;
-<<<<<<< HEAD
-	for (unsigned i = 0; i < PROFILE_RECORDS; i++) {
-		struct profile_record *r = &profile_table[i];
-		atomic_store_explicit(&r->mutex, 0, memory_order_relaxed);
-		atomic_store_explicit(&r->call_site, 0, memory_order_relaxed);
-		atomic_store_explicit(&r->acquisitions, 0, memory_order_relaxed);
-		atomic_store_explicit(&r->contended, 0, memory_order_relaxed);
-		atomic_store_explicit(&r->handoffs_local, 0, memory_order_relaxed);
-		atomic_store_explicit(&r->handoffs_remote, 0, memory_order_relaxed);
-		atomic_store_explicit(&r->transfers_local, 0, memory_order_relaxed);
-		atomic_store_explicit(&r->transfers_remote, 0, memory_order_relaxed);
-		atomic_store_explicit(&r->wait_total_ns, 0, memory_order_relaxed);
-		atomic_store_explicit(&r->wait_max_ns, 0, memory_order_relaxed);
-	}
-=======
 	claimed_pages_visit(&claimed, profile_table, sizeof profile_table[0], clear_if_claimed);
->>>>>>> fork
 	atomic_store_explicit(&profile_untracked, 0, memory_order_relaxed);
 }

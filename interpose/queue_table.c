@@ -28,7 +28,7 @@ void queue_table_init(void)
 	/* Makes the page of the summary the process's own now (it is in
 	 * .bss, and nothing else may write there): every fork child reads the
 	 * summary, and a page the parent never touched would cost it a fault. */
-	atomic_store_explicit(&claimed.bits, 0, memory_order_relaxed);
+	atomic_store_explicit(&claimed.bits[0], 0, memory_order_relaxed);
 }
 
 static unsigned hash_address(uintptr_t address)

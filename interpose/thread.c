@@ -56,15 +56,10 @@ void thread_prepare_node(struct cnamutex_thread *self)
 
 void thread_reset_after_fork(void)
 {
-<<<<<<< HEAD
 	struct cnamutex_thread *self = thread_self();
 	self->tid = 0;
 	self->sched_epoch_seen = 0;
-=======
-	cnamutex_self.tid = 0;
-	cnamutex_self.sched_epoch_seen = 0;
 	/* What the parent's waits taught about spinning says nothing of the
 	 * child's threads: start again from the full budgets. */
-	cnamutex_self.spin = (struct spin_credit){ 0 };
->>>>>>> fork
+	self->spin = (struct spin_credit){ 0 };
 }
