@@ -11,6 +11,7 @@
 #include "glibc_mutex.h"
 #include "profile.h"
 #include "queue_table.h"
+#include "report.h"
 #include "stats.h"
 #include "thread.h"
 #include "tunables.h"
@@ -54,6 +55,18 @@ static uint64_t count_wait(struct stats_block *s, uint64_t start_ns)
 	return waited;
 }
 
+/* The start of a contended acquisition: the clock, when instrumented, for
+ * the wait's length and for the interval report (written before this
+ * thread owns the mutex it waits for). */
+static uint64_t instrument_start(void)
+{
+	if (!instrument_enabled)
+		return 0;
+	uint64_t now = cna_now_ns();
+	report_tick(now);
+	return now;
+}
+
 static void count_spun(uint64_t start_ns)
 {
 	if (stats_enabled) {
@@ -67,7 +80,7 @@ void contended_lock(pthread_mutex_t *m)
 {
 	struct cnamutex_thread *self = thread_self();
 	_Atomic uint32_t *word = mutex_word(m);
-	uint64_t start_ns = instrument_enabled ? cna_now_ns() : 0;
+	uint64_t start_ns = instrument_start();
 	thread_note_contended(self);
 
 	/* Most contention is a holder about to leave: spin a little on the
@@ -153,7 +166,7 @@ void contended_lock(pthread_mutex_t *m)
 int contended_lock_until(pthread_mutex_t *m, clockid_t clock,
 			 const struct timespec *abstime)
 {
-	uint64_t start_ns = instrument_enabled ? cna_now_ns() : 0;
+	uint64_t start_ns = instrument_start();
 	int err = word_lock_until(mutex_word(m), clock, abstime,
 				  cnamutex_params.spin_budget);
 	if (stats_enabled && err == 0) {

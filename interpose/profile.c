@@ -3,7 +3,7 @@
  * Records are claimed, never given back (until fork): a probe run ends at
  * the mutex's record or at a free one.  Every field is its own relaxed
  * atomic and no field's meaning depends on another's, so nothing needs
- * ordering; the report reads whatever is there at exit.  Counters are
+ * ordering; a report reads whatever is there.  Counters are
  * updated by threads that own the mutex, so they hardly ever contend.
  */
 #include "profile.h"
@@ -15,7 +15,9 @@
 #include <stdbool.h>
 
 #include "profile_table.h"
+#include "report.h"
 #include "stats.h"
+#include "thread.h"
 
 #define PROFILE_PROBES 32u
 #define CAPTURE_FRAMES 32
@@ -138,6 +140,7 @@ void instrument_fast_acquisition(const void *mutex)
 		if (r)
 			add(&r->acquisitions, 1);
 	}
+	report_tick_fast(thread_self());
 }
 
 void profile_record_contended(const void *mutex, uint64_t start_ns,
