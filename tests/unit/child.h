@@ -154,13 +154,16 @@ static inline int child_line_count(const char *text)
 
 
 /* The child's job in the tunable tests: two threads take one mutex
- * CHILD_WORKOUT_ROUNDS times each, so a harmed shim shows. */
+ * CHILD_WORKOUT_ROUNDS times each, the owner yielding now and then so
+ * that the other one waits, so a harmed shim shows. */
 #include <pthread.h>
+#include <sched.h>
 
 #include "../check.h"
 
 #define CHILD_WORKOUT_THREADS 2
 #define CHILD_WORKOUT_ROUNDS 2000
+#define CHILD_WORKOUT_YIELD_EVERY 8
 
 static pthread_mutex_t child_workout_mutex = PTHREAD_MUTEX_INITIALIZER;
 static unsigned long child_workout_counter;
@@ -171,6 +174,8 @@ static void *child_workout_hammer(void *arg)
 	for (int i = 0; i < CHILD_WORKOUT_ROUNDS; i++) {
 		CHECK_EQ(pthread_mutex_lock(&child_workout_mutex), 0);
 		child_workout_counter++;
+		if (i % CHILD_WORKOUT_YIELD_EVERY == 0)
+			sched_yield();
 		CHECK_EQ(pthread_mutex_unlock(&child_workout_mutex), 0);
 	}
 	return NULL;

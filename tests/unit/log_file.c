@@ -16,7 +16,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -29,40 +28,12 @@
 #include "stats_line.h"
 
 #define WORKERS 2
-#define WORKER_THREADS 2
-#define WORKER_ROUNDS 3000
-#define YIELD_EVERY 8
 #define PARENT_LOCKS 100
 #define INTERVAL_BATCH 100
 #define INTERVAL_DEADLINE_MS 120000
 #define FILE_MAX 65536
 
 static pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
-static unsigned long counter;
-
-static void *contend(void *arg)
-{
-	(void)arg;
-	for (int i = 0; i < WORKER_ROUNDS; i++) {
-		CHECK_EQ(pthread_mutex_lock(&mutex), 0);
-		counter++;
-		if (i % YIELD_EVERY == 0)
-			sched_yield(); /* preempted owner: the other one waits */
-		CHECK_EQ(pthread_mutex_unlock(&mutex), 0);
-	}
-	return NULL;
-}
-
-static int worker(void)
-{
-	pthread_t threads[WORKER_THREADS];
-	for (int i = 0; i < WORKER_THREADS; i++)
-		CHECK_EQ(pthread_create(&threads[i], NULL, contend, NULL), 0);
-	for (int i = 0; i < WORKER_THREADS; i++)
-		CHECK_EQ(pthread_join(threads[i], NULL), 0);
-	CHECK_EQ(counter, (unsigned long)WORKER_THREADS * WORKER_ROUNDS);
-	return check_failures ? 1 : 0;
-}
 
 /* A pre-forking server: its pid and its workers' on stdout.  Workers end
  * with exit(), as servers' do, so each writes its exit report. */
@@ -82,7 +53,7 @@ static int forking_child(const char *decoy)
 		pids[w] = fork();
 		CHECK(pids[w] >= 0);
 		if (pids[w] == 0)
-			exit(worker());
+			exit(child_mutex_workout("log-file worker"));
 		printf("worker %ld\n", (long)pids[w]);
 	}
 	for (int w = 0; w < WORKERS; w++) {
@@ -258,7 +229,8 @@ static void per_process_files(void)
 				continue;
 			CHECK_EQ(child_line_count(text), 1);
 			check_exit_line(path, text, pid,
-					p == 0 ? PARENT_LOCKS : WORKER_THREADS * WORKER_ROUNDS);
+					p == 0 ? PARENT_LOCKS
+					       : CHILD_WORKOUT_THREADS * CHILD_WORKOUT_ROUNDS);
 		}
 		CHECK_EQ(read_file(decoy, text, sizeof text), 0);
 	}
