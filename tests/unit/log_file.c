@@ -9,6 +9,7 @@
  *   unit-log-file forking DECOY    forks two workers that contend; with
  *                                  stderr closed, DECOY (opened first) is fd 2
  *   unit-log-file interval FILE    takes a mutex until FILE holds a report
+ *   unit-log-file exec FILE        the same, then execs "child" (same pid)
  *   unit-log-file child            two threads on one mutex
  *   unit-log-file chdir            the same after chdir("/")
  */
@@ -80,9 +81,10 @@ static ssize_t read_file(const char *path, char *buf, size_t size)
 }
 
 /* Uncontended locks until file has a stats line (an interval report), or
- * the deadline passes; then how many it took, on stdout.  Not a timing
- * check: the deadline only keeps a broken shim from hanging the test. */
-static int interval_child(const char *file)
+ * the deadline passes; then how many it took, on stdout, and with
+ * then_exec this program again as "child", in the same process.  Not a
+ * timing check: the deadline only keeps a broken shim from hanging. */
+static int interval_child(const char *file, bool then_exec)
 {
 	check_running_under_shim();
 	static char text[FILE_MAX];
@@ -100,6 +102,11 @@ static int interval_child(const char *file)
 	}
 	CHECK(reported);
 	printf("pid %ld\nlocks %lu\n", (long)getpid(), locks);
+	fflush(stdout);
+	if (then_exec && !check_failures) {
+		execl("/proc/self/exe", "/proc/self/exe", "child", (char *)NULL);
+		CHECK(!"execl failed");
+	}
 	return check_failures ? 1 : 0;
 }
 
@@ -290,6 +297,43 @@ static void interval_reports(void)
 	remove_dir(dir);
 }
 
+/* A program exec'd in the same process appends to the file its former
+ * image wrote an interval report to: both images' lines, one pid, the
+ * exit report (the new image's) last. */
+static void exec_appends(void)
+{
+	char dir[64], file[96], assignment[128];
+	make_dir(dir);
+	snprintf(file, sizeof file, "%s/exec", dir);
+	snprintf(assignment, sizeof assignment, "CNAMUTEX_LOG_FILE=%s", file);
+	const char *set[] = { "CNAMUTEX_STATS=1", "CNAMUTEX_REPORT_INTERVAL_S=1", assignment, NULL };
+	static char mode[] = "exec";
+	char *argv[] = { self, mode, file, NULL };
+	static char text[FILE_MAX];
+	if (run(argv, set, CHILD_CAPTURE_STDOUT_CLOSED_STDERR) &&
+	    read_file(file, text, sizeof text) >= 0) {
+		long pid = pid_after(result.err, "pid ");
+		int reports = child_lines_starting(text, STATS_LINE_PREFIX, NULL);
+		CHECK(reports >= 2);
+		CHECK_EQ(child_line_count(text), reports);
+		const char *last = text;
+		for (const char *p = text; (p = strstr(p, STATS_LINE_PREFIX)); p++)
+			last = p;
+		char pid_field[32];
+		snprintf(pid_field, sizeof pid_field, " pid=%ld ", pid);
+		const char *p = text;
+		for (int i = 0; i < reports; i++, p = strchr(p, '\n') + 1) {
+			const char *nl = strchr(p, '\n');
+			const char *field = strstr(p, pid_field);
+			CHECK(nl && field && field < nl);
+			if (!nl)
+				break;
+		}
+		check_exit_line(file, last, pid, CHILD_WORKOUT_THREADS * CHILD_WORKOUT_ROUNDS);
+	}
+	remove_dir(dir);
+}
+
 /* pattern refused, or its file not writable: exactly one line naming the
  * reason, then the report on stderr, complete; nothing else changes. */
 static void check_refused(const char *pattern, const char *reason)
@@ -429,7 +473,9 @@ int main(int argc, char **argv)
 	if (argc == 3 && !strcmp(argv[1], "forking"))
 		return forking_child(argv[2]);
 	if (argc == 3 && !strcmp(argv[1], "interval"))
-		return interval_child(argv[2]);
+		return interval_child(argv[2], false);
+	if (argc == 3 && !strcmp(argv[1], "exec"))
+		return interval_child(argv[2], true);
 	if (argc == 2 && !strcmp(argv[1], "child"))
 		return child_mutex_workout("log-file child");
 	if (argc == 2 && !strcmp(argv[1], "chdir")) {
@@ -439,6 +485,7 @@ int main(int argc, char **argv)
 	check_running_under_shim();
 	per_process_files();
 	interval_reports();
+	exec_appends();
 	hostile_patterns();
 	expansion_and_append();
 	relative_pattern();
