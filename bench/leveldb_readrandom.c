@@ -22,6 +22,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "cpu_time.h"
+
 #define KEY_SIZE 16
 #define KEY_BUFFER 24   // room for any long; --num keeps keys at 16 digits
 #define VALUE_SIZE 100
@@ -301,6 +303,7 @@ int main(int argc, char **argv)
 	}
 	pthread_barrier_wait(&start_barrier);
 	double start = now_s();
+	double cpu_before = process_cpu_seconds();
 	if (cfg.duration_s > 0) {
 		struct timespec ts = { .tv_sec = (time_t)cfg.duration_s,
 			.tv_nsec = (long)((cfg.duration_s - (double)(time_t)cfg.duration_s) * 1e9) };
@@ -320,9 +323,13 @@ int main(int argc, char **argv)
 	double elapsed = now_s() - start;
 	// As db_bench: micros/op is each thread's time per operation, ops/s is
 	// all operations over the wall-clock time.
-	printf("readrandom   : %11.3f micros/op; %.0f ops/s; (%ld of %ld found)\n",
+	double cpu = process_cpu_seconds();
+	// cpu_use: CPU seconds of the whole run (the open included) per
+	// second of reading, so an idle CPU (a convoy) shows.
+	printf("readrandom   : %11.3f micros/op; %.0f ops/s; (%ld of %ld found) cpu_use=%.2f\n",
 	       done ? thread_seconds * 1e6 / (double)done : 0.0,
-	       elapsed > 0 ? (double)done / elapsed : 0.0, found, done);
+	       elapsed > 0 ? (double)done / elapsed : 0.0, found, done,
+	       elapsed > 0 ? (cpu - cpu_before) / elapsed : 0.0);
 	pthread_barrier_destroy(&start_barrier);
 	free(readers);
 	if (found != done || bad != 0) {

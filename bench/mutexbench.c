@@ -26,6 +26,8 @@
 #include <ck_spinlock.h>
 #endif
 
+#include "cpu_time.h"
+
 #define CACHE_LINE 64
 #define MAX_THREADS 1024
 #define MAX_SHARED_LINES 64
@@ -39,6 +41,7 @@ struct config {
 	unsigned shared_lines;
 	unsigned long cs_work;
 	unsigned long noncs_work;
+	bool noncs_random;            // non-critical work uniform in 0..noncs_work
 	double duration_s;
 	double warmup_s;
 	bool adaptive;
@@ -192,7 +195,8 @@ static void *worker_main(void *arg)
 		ops++;
 		// Relaxed: a statistics snapshot; this thread is the only writer.
 		atomic_store_explicit(&w->ops, ops, memory_order_relaxed);
-		spin_work(cfg.noncs_work);
+		spin_work(cfg.noncs_random ? xorshift64(&w->rng) % (cfg.noncs_work + 1)
+					   : cfg.noncs_work);
 	}
 	return NULL;
 }
@@ -214,6 +218,7 @@ static void usage(FILE *out)
 		"  --shared-lines L   cache lines written inside the critical section (default 1, max %d)\n"
 		"  --cs-work W        busy-loop iterations inside the critical section (default 100)\n"
 		"  --noncs-work W     busy-loop iterations between critical sections (default 100)\n"
+		"  --noncs-random     ... drawn uniformly from 0..W for each operation\n"
 		"  --duration S       measured seconds (default 2)\n"
 		"  --warmup S         unmeasured seconds before (default 0.5)\n"
 		"  --kind K           pthread mutex kind: normal or adaptive (default normal)\n"
@@ -249,7 +254,7 @@ static bool parse_seconds(const char *text, double *out)
 
 static void parse_args(int argc, char **argv)
 {
-	enum { O_THREADS = 1, O_MUTEXES, O_LINES, O_CS, O_NONCS, O_DURATION, O_WARMUP,
+	enum { O_THREADS = 1, O_MUTEXES, O_LINES, O_CS, O_NONCS, O_NONCS_RANDOM, O_DURATION, O_WARMUP,
 	       O_KIND, O_LOCK, O_WAIT, O_CSV, O_HUMAN, O_HELP };
 	static const struct option options[] = {
 		{ "threads", required_argument, 0, O_THREADS },
@@ -257,6 +262,7 @@ static void parse_args(int argc, char **argv)
 		{ "shared-lines", required_argument, 0, O_LINES },
 		{ "cs-work", required_argument, 0, O_CS },
 		{ "noncs-work", required_argument, 0, O_NONCS },
+		{ "noncs-random", no_argument, 0, O_NONCS_RANDOM },
 		{ "duration", required_argument, 0, O_DURATION },
 		{ "warmup", required_argument, 0, O_WARMUP },
 		{ "kind", required_argument, 0, O_KIND },
@@ -289,6 +295,9 @@ static void parse_args(int argc, char **argv)
 			break;
 		case O_NONCS:
 			ok = parse_unsigned(optarg, 0, 1ul << 40, &cfg.noncs_work);
+			break;
+		case O_NONCS_RANDOM:
+			cfg.noncs_random = true;
 			break;
 		case O_DURATION:
 			ok = parse_seconds(optarg, &cfg.duration_s) && cfg.duration_s > 0;
@@ -398,6 +407,7 @@ struct result {
 	double jain;
 	double wait_max_us;
 	double wait_mean_us;
+	double cpu_use;               // CPU seconds of the process per measured second
 	uint64_t acquisitions;
 	uint64_t exclusion_errors;
 	uint64_t lost_updates;
@@ -417,13 +427,14 @@ static void print_result(const struct result *r)
 	switch (cfg.format) {
 	case OUTPUT_CSV:
 		printf("lock,kind,preloaded,threads,mutexes,shared_lines,cs_work,noncs_work,seconds,"
-		       "ops,ops_per_sec,min_ops,max_ops,min_max_ratio,jain,wait_max_us,wait_mean_us,verified\n");
+		       "ops,ops_per_sec,min_ops,max_ops,min_max_ratio,jain,wait_max_us,wait_mean_us,verified,"
+		       "cpu_use\n");
 		printf("%s,%s,%d,%u,%u,%u,%lu,%lu,%.3f,%" PRIu64 ",%.0f,%" PRIu64 ",%" PRIu64
-		       ",%.4f,%.4f,%s,%s,%d\n",
+		       ",%.4f,%.4f,%s,%s,%d,%.2f\n",
 		       lock_name(), kind, preloaded, cfg.threads, cfg.mutexes, cfg.shared_lines,
 		       cfg.cs_work, cfg.noncs_work, r->seconds, r->total_ops, r->ops_per_sec,
 		       r->min_ops, r->max_ops, r->min_max_ratio, r->jain, wait_max, wait_mean,
-		       r->verified);
+		       r->verified, r->cpu_use);
 		break;
 	case OUTPUT_HUMAN:
 		printf("mutexbench: %s (%s)%s, %u threads, %u mutexes, %u shared lines, cs %lu, non-cs %lu\n",
@@ -433,6 +444,7 @@ static void print_result(const struct result *r)
 		       r->total_ops);
 		printf("  per thread: min %" PRIu64 ", max %" PRIu64 ", min/max %.3f, Jain %.4f\n",
 		       r->min_ops, r->max_ops, r->min_max_ratio, r->jain);
+		printf("  CPU use: %.2f of %ld CPUs\n", r->cpu_use, sysconf(_SC_NPROCESSORS_ONLN));
 		if (cfg.measure_wait)
 			printf("  lock wait: max %s us, mean %s us\n", wait_max, wait_mean);
 		printf("  counters: %" PRIu64 " acquisitions, %s\n", r->acquisitions,
@@ -447,7 +459,7 @@ static void print_result(const struct result *r)
 		       r->min_ops, r->max_ops, r->min_max_ratio, r->jain);
 		if (cfg.measure_wait)
 			printf(" wait_max_us=%s wait_mean_us=%s", wait_max, wait_mean);
-		printf(" verified=%d\n", r->verified);
+		printf(" cpu_use=%.2f verified=%d\n", r->cpu_use, r->verified);
 	}
 }
 
@@ -483,6 +495,7 @@ int main(int argc, char **argv)
 	// is read at a slightly different instant), as in will-it-scale.
 	atomic_store_explicit(&phase, PHASE_MEASURE, memory_order_relaxed);
 	uint64_t t0 = now_ns();
+	double cpu0 = process_cpu_seconds();
 	for (unsigned t = 0; t < cfg.threads; t++)
 		start_ops[t] = atomic_load_explicit(&workers[t].ops, memory_order_relaxed);
 	sleep_seconds(cfg.duration_s);
@@ -500,6 +513,7 @@ int main(int argc, char **argv)
 		sum_sq += (double)ops * (double)ops;
 	}
 	r.seconds = (double)(now_ns() - t0) / 1e9;
+	r.cpu_use = (process_cpu_seconds() - cpu0) / r.seconds;
 	atomic_store_explicit(&phase, PHASE_STOP, memory_order_relaxed);
 
 	uint64_t wait_sum = 0, wait_samples = 0, wait_max = 0;

@@ -8,12 +8,16 @@
  */
 #include "contended.h"
 
+#include <stddef.h>
+
 #include "glibc_mutex.h"
+#include "locality.h"
 #include "profile.h"
 #include "queue_table.h"
 #include "report.h"
 #include "stats.h"
 #include "thread.h"
+#include "topology.h"
 #include "tunables.h"
 #include "word.h"
 
@@ -67,13 +71,55 @@ static uint64_t instrument_start(void)
 	return now;
 }
 
-static void count_spun(uint64_t start_ns)
+/* The acquisitions_* counter of one way of winning, as an offset. */
+#define WON_BY(counter) offsetof(struct stats_block, counter)
+
+/*
+ * Every contended acquisition ends here, however it was won: the new owner
+ * records its node in the mutex and counts the lock transfer, its way of
+ * winning and its wait.  Returns the statistics block (NULL with
+ * statistics off) for the caller's own counters, and the wait it counted
+ * in *waited.
+ */
+static struct stats_block *contended_acquired(pthread_mutex_t *m, struct cnamutex_thread *self,
+					      size_t won_by, uint64_t start_ns,
+					      const struct cna_handoff *handoff, uint64_t *waited)
 {
-	if (stats_enabled) {
-		struct stats_block *s = stats_self();
-		stats_add(&s->acquisitions_spun, 1);
-		count_wait(s, start_ns);
-	}
+	enum transfer_kind transfer =
+		mutex_note_owner_node(m, topology_current_node(self->index));
+	profile_contended(m, start_ns, handoff, transfer);
+	if (!stats_enabled)
+		return NULL;
+	struct stats_block *s = stats_self();
+	stats_add((_Atomic uint64_t *)((char *)s + won_by), 1);
+	stats_add(transfer == TRANSFER_LOCAL    ? &s->transfers_local
+		  : transfer == TRANSFER_REMOTE ? &s->transfers_remote
+						: &s->transfers_unknown,
+		  1);
+	*waited = count_wait(s, start_ns);
+	return s;
+}
+
+/*
+ * With NUMA ordering on, a waiter that is not a priority waiter spins
+ * behind a node gate (word.h): it leaves a free word to the last owner's
+ * node for a moment, until its wait has lasted the threshold.
+ */
+static struct word_gate *prepare_gate(struct word_gate *gate, pthread_mutex_t *m,
+				      struct cnamutex_thread *self, uint64_t start_ns)
+{
+	if (!cnamutex_params.numa_aware)
+		return NULL;
+	thread_prepare_node(self);
+	if (self->node.priority)
+		return NULL;
+	*gate = (struct word_gate){
+		.owner_node = mutex_owner_node_slot(m),
+		.mine = (uint32_t)self->node.real_node + 1u,
+		.defer_until_ns = (start_ns ? start_ns : cna_now_ns()) +
+				  cnamutex_params.threshold_ns,
+	};
+	return gate;
 }
 
 void contended_lock(pthread_mutex_t *m)
@@ -81,38 +127,30 @@ void contended_lock(pthread_mutex_t *m)
 	struct cnamutex_thread *self = thread_self();
 	_Atomic uint32_t *word = mutex_word(m);
 	uint64_t start_ns = instrument_start();
+	uint64_t waited;
 	thread_note_contended(self);
 
 	/* Most contention is a holder about to leave: spin a little on the
 	 * word (like qspinlock's pending waiter), then wait on the word itself
 	 * if nobody does yet; queue if somebody does. */
-	int spin = word_spin_unwaited(word, spin_budget(self, SPIN_BEFORE_QUEUE));
+	struct word_gate gate_space;
+	struct word_gate *gate = prepare_gate(&gate_space, m, self, start_ns);
+	int spin = word_spin_unwaited(word, spin_budget(self, SPIN_BEFORE_QUEUE), gate);
 	if (spin != WORD_SPIN_WAITED_ON)
 		spin_credit_settle(&self->spin, SPIN_BEFORE_QUEUE, spin == WORD_SPIN_SPENT);
 	if (spin == WORD_SPIN_ACQUIRED) {
-		count_spun(start_ns);
-		profile_contended(m, start_ns, NULL);
+		contended_acquired(m, self, WON_BY(acquisitions_spun), start_ns, NULL, &waited);
 		return;
 	}
-	if (spin == WORD_SPIN_SPENT && word_lock_as_first_waiter(word)) {
-		if (stats_enabled) {
-			struct stats_block *s = stats_self();
-			stats_add(&s->acquisitions_word, 1);
-			count_wait(s, start_ns);
-		}
-		profile_contended(m, start_ns, NULL);
+	if (spin == WORD_SPIN_SPENT && word_lock_as_first_waiter(word, gate)) {
+		contended_acquired(m, self, WON_BY(acquisitions_word), start_ns, NULL, &waited);
 		return;
 	}
 
 	struct queue_record *record = queue_table_acquire(m);
 	if (!record) {
-		word_lock_sleeping(word);
-		if (stats_enabled) {
-			struct stats_block *s = stats_self();
-			stats_add(&s->queue_fallbacks, 1);
-			count_wait(s, start_ns);
-		}
-		profile_contended(m, start_ns, NULL);
+		word_lock_sleeping(word, gate);
+		contended_acquired(m, self, WON_BY(queue_fallbacks), start_ns, NULL, &waited);
 		return;
 	}
 
@@ -143,38 +181,36 @@ void contended_lock(pthread_mutex_t *m)
 	/* A DORMANT head may have been moved onto the word's futex and woken
 	 * from there: it takes the word glibc's way. */
 	bool slept = params.park_dormant && parked
-		? word_lock_sleeping(word)
-		: word_lock_as_head(word, head_spin);
+		? word_lock_sleeping(word, gate)
+		: word_lock_as_head(word, head_spin, gate);
 #endif
 	spin_credit_settle(&self->spin, SPIN_AS_HEAD, slept);
 	struct cna_handoff handoff;
 	cna_pass_head(&record->queue, &self->node, &params, &self->prng, &handoff);
 	queue_table_release(record);
 
-	if (stats_enabled) {
-		struct stats_block *s = stats_self();
-		stats_add(&s->acquisitions_slow, 1);
+	struct stats_block *s = contended_acquired(m, self, WON_BY(acquisitions_slow),
+						   start_ns, &handoff, &waited);
+	if (s) {
 		stats_add(&s->parks, (uint64_t)parked + (uint64_t)slept);
 		count_handoff(s, &handoff);
-		uint64_t waited = count_wait(s, start_ns);
 		if (self->node.was_moved)
 			stats_max(&s->secondary_wait_max_ns, waited);
 	}
-	profile_contended(m, start_ns, &handoff);
 }
 
 int contended_lock_until(pthread_mutex_t *m, clockid_t clock,
 			 const struct timespec *abstime)
 {
+	struct cnamutex_thread *self = thread_self();
 	uint64_t start_ns = instrument_start();
+	uint64_t waited;
+	thread_note_contended(self);
+	struct word_gate gate_space;
+	struct word_gate *gate = prepare_gate(&gate_space, m, self, start_ns);
 	int err = word_lock_until(mutex_word(m), clock, abstime,
-				  cnamutex_params.spin_budget);
-	if (stats_enabled && err == 0) {
-		struct stats_block *s = stats_self();
-		stats_add(&s->acquisitions_timed, 1);
-		count_wait(s, start_ns);
-	}
+				  cnamutex_params.spin_budget, gate);
 	if (err == 0)
-		profile_contended(m, start_ns, NULL);
+		contended_acquired(m, self, WON_BY(acquisitions_timed), start_ns, NULL, &waited);
 	return err;
 }

@@ -48,7 +48,7 @@ static inline void become_owner(pthread_mutex_t *m, int type, pid_t tid)
 	m->__data.__nusers++;
 }
 
-static inline void count_fast(const pthread_mutex_t *m)
+static inline void count_fast(pthread_mutex_t *m)
 {
 	if (__builtin_expect(instrument_enabled, 0))
 		instrument_fast_acquisition(m);

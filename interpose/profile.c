@@ -18,6 +18,7 @@
 #include "report.h"
 #include "stats.h"
 #include "thread.h"
+#include "topology.h"
 
 #define PROFILE_PROBES 32u
 #define CAPTURE_FRAMES 32
@@ -131,20 +132,28 @@ void profile_init(enum profile_mode mode)
 	backtrace(warm, 2);
 }
 
-void instrument_fast_acquisition(const void *mutex)
+void instrument_fast_acquisition(pthread_mutex_t *mutex)
 {
+	struct cnamutex_thread *self = thread_self();
 	if (stats_enabled)
 		stats_add(&stats_self()->acquisitions_fast, 1);
+	/* A thread's virtual node is known from its first contention on;
+	 * before that its owning makes the next transfer's kind unknown. */
+	if (self->index_assigned || !topology_is_per_thread())
+		mutex_note_owner_node(mutex, topology_current_node(self->index));
+	else
+		mutex_forget_owner_node(mutex);
 	if (profile_enabled) {
 		struct profile_record *r = find((uintptr_t)mutex, false);
 		if (r)
 			add(&r->acquisitions, 1);
 	}
-	report_tick_fast(thread_self());
+	report_tick_fast(self);
 }
 
 void profile_record_contended(const void *mutex, uint64_t start_ns,
-			      const struct cna_handoff *handoff)
+			      const struct cna_handoff *handoff,
+			      enum transfer_kind transfer)
 {
 	uint64_t waited = cna_now_ns() - start_ns;
 	struct profile_record *r = find((uintptr_t)mutex, true);
@@ -158,6 +167,8 @@ void profile_record_contended(const void *mutex, uint64_t start_ns,
 	raise_to(&r->wait_max_ns, waited);
 	if (handoff && handoff->granted)
 		add(handoff->local ? &r->handoffs_local : &r->handoffs_remote, 1);
+	if (transfer != TRANSFER_UNKNOWN)
+		add(transfer == TRANSFER_LOCAL ? &r->transfers_local : &r->transfers_remote, 1);
 
 	if (atomic_load_explicit(&r->call_site, memory_order_relaxed) == 0 && !capturing) {
 		capturing = true;
@@ -182,6 +193,8 @@ void profile_reset_after_fork(void)
 		atomic_store_explicit(&r->contended, 0, memory_order_relaxed);
 		atomic_store_explicit(&r->handoffs_local, 0, memory_order_relaxed);
 		atomic_store_explicit(&r->handoffs_remote, 0, memory_order_relaxed);
+		atomic_store_explicit(&r->transfers_local, 0, memory_order_relaxed);
+		atomic_store_explicit(&r->transfers_remote, 0, memory_order_relaxed);
 		atomic_store_explicit(&r->wait_total_ns, 0, memory_order_relaxed);
 		atomic_store_explicit(&r->wait_max_ns, 0, memory_order_relaxed);
 	}

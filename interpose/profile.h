@@ -16,7 +16,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <pthread.h>
+
 #include "../cna/cna.h"
+#include "locality.h"
 #include "tunables.h"
 
 /* CNAMUTEX_STATS or CNAMUTEX_PROFILE is on: the fast path's one flag. */
@@ -27,19 +30,23 @@ extern bool profile_enabled;
 void profile_init(enum profile_mode mode);
 
 /* Out of line, called only when instrument_enabled: the uncontended
- * acquisition of mutex, for the statistics and the profile. */
-void instrument_fast_acquisition(const void *mutex);
+ * acquisition of mutex, for the statistics and the profile.  It also
+ * records the owner's node, so that the next contended acquisition's
+ * transfer is counted against the right node. */
+void instrument_fast_acquisition(pthread_mutex_t *mutex);
 
-/* A contended acquisition of mutex that started at start_ns; handoff is
- * NULL when the waiter never queued. */
+/* A contended acquisition of mutex that started at start_ns, and the lock
+ * transfer it made; handoff is NULL when the waiter never queued. */
 void profile_record_contended(const void *mutex, uint64_t start_ns,
-			      const struct cna_handoff *handoff);
+			      const struct cna_handoff *handoff,
+			      enum transfer_kind transfer);
 
 static inline void profile_contended(const void *mutex, uint64_t start_ns,
-				     const struct cna_handoff *handoff)
+				     const struct cna_handoff *handoff,
+				     enum transfer_kind transfer)
 {
 	if (__builtin_expect(profile_enabled, 0))
-		profile_record_contended(mutex, start_ns, handoff);
+		profile_record_contended(mutex, start_ns, handoff, transfer);
 }
 
 void profile_reset_after_fork(void);

@@ -18,7 +18,8 @@
 
 struct row {
 	uintptr_t mutex, call_site;
-	uint64_t acquisitions, contended, local, remote, wait_total_ns, wait_max_ns;
+	uint64_t acquisitions, contended, local, remote, transfers_local, transfers_remote;
+	uint64_t wait_total_ns, wait_max_ns;
 };
 
 struct site {
@@ -39,7 +40,8 @@ static struct text out; /* one report at a time: the report guard */
 /* Each record's counts at the previous report, subtracted from the next
  * (under the report guard); touched only for claimed records. */
 struct counts {
-	uint64_t acquisitions, contended, local, remote, wait_total_ns;
+	uint64_t acquisitions, contended, local, remote, transfers_local, transfers_remote;
+	uint64_t wait_total_ns;
 };
 static struct counts previous[PROFILE_RECORDS];
 static uint64_t previous_untracked;
@@ -109,6 +111,11 @@ static struct row read_record(struct profile_record *r, struct counts *before)
 			  &before->local);
 	row.remote = since(atomic_load_explicit(&r->handoffs_remote, memory_order_relaxed),
 			   &before->remote);
+	row.transfers_local = since(atomic_load_explicit(&r->transfers_local, memory_order_relaxed),
+				    &before->transfers_local);
+	row.transfers_remote = since(atomic_load_explicit(&r->transfers_remote,
+							  memory_order_relaxed),
+				     &before->transfers_remote);
 	row.wait_total_ns = since(atomic_load_explicit(&r->wait_total_ns, memory_order_relaxed),
 				  &before->wait_total_ns);
 	row.wait_max_ns = atomic_exchange_explicit(&r->wait_max_ns, 0, memory_order_relaxed);
@@ -200,9 +207,9 @@ static void report_table(const struct report_stamp *stamp, const struct row *top
 		put(&out, "cnamutex: profile: %llu contended acquisitions not tracked (table full)\n",
 		    (unsigned long long)untracked);
 	if (n)
-		put(&out, "cnamutex: %4s %-18s %10s %10s %6s %8s %8s %9s %9s  %s\n", "rank",
-		    "mutex", "acquired", "contended", "share", "local", "remote", "mean_us",
-		    "max_us", "call site");
+		put(&out, "cnamutex: %4s %-18s %10s %10s %6s %10s %10s %8s %8s %9s %9s  %s\n",
+		    "rank", "mutex", "acquired", "contended", "share", "xfer_local", "xfer_remote",
+		    "local", "remote", "mean_us", "max_us", "call site");
 	flush(&out);
 	for (unsigned i = 0; i < n; i++) {
 		const struct row *r = &top[i];
@@ -211,9 +218,12 @@ static void report_table(const struct report_stamp *stamp, const struct row *top
 				       : 0.0;
 		char address[24];
 		snprintf(address, sizeof address, "%p", (void *)r->mutex);
-		put(&out, "cnamutex: %4u %-18s %10llu %10llu %5.1f%% %8llu %8llu %9.1f %9.1f  ",
+		put(&out, "cnamutex: %4u %-18s %10llu %10llu %5.1f%% %10llu %10llu %8llu %8llu"
+			  " %9.1f %9.1f  ",
 		    i + 1, address, (unsigned long long)r->acquisitions,
-		    (unsigned long long)r->contended, share, (unsigned long long)r->local,
+		    (unsigned long long)r->contended, share,
+		    (unsigned long long)r->transfers_local, (unsigned long long)r->transfers_remote,
+		    (unsigned long long)r->local,
 		    (unsigned long long)r->remote, per_us(r->wait_total_ns, r->contended),
 		    per_us(r->wait_max_ns, 1));
 		put_site_text(&out, r->call_site);
@@ -234,12 +244,14 @@ static void report_json(const struct report_stamp *stamp, const struct row *top,
 		const struct row *r = &top[i];
 		struct site s = symbolize(r->call_site);
 		put(&out, "%s{\"rank\":%u,\"mutex\":\"%p\",\"acquisitions\":%llu,\"contended\":%llu,"
-			  "\"contended_share\":%.4f,\"handoffs_local\":%llu,\"handoffs_remote\":%llu,"
+			  "\"contended_share\":%.4f,\"transfers_local\":%llu,\"transfers_remote\":%llu,"
+			  "\"handoffs_local\":%llu,\"handoffs_remote\":%llu,"
 			  "\"wait_mean_us\":%.1f,\"wait_max_us\":%.1f,\"call_site\":{\"address\":\"%p\","
 			  "\"function\":",
 		    i ? "," : "", i + 1, (void *)r->mutex, (unsigned long long)r->acquisitions,
 		    (unsigned long long)r->contended,
 		    r->acquisitions ? (double)r->contended / (double)r->acquisitions : 0.0,
+		    (unsigned long long)r->transfers_local, (unsigned long long)r->transfers_remote,
 		    (unsigned long long)r->local, (unsigned long long)r->remote,
 		    per_us(r->wait_total_ns, r->contended), per_us(r->wait_max_ns, 1),
 		    (void *)r->call_site);

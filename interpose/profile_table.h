@@ -17,11 +17,13 @@ struct profile_record {
 	_Atomic uint64_t contended;      /* acquisitions whose first CAS failed */
 	_Atomic uint64_t handoffs_local; /* headship passed on within a node */
 	_Atomic uint64_t handoffs_remote;
+	_Atomic uint64_t transfers_local; /* contended acquisitions from an owner on the same node */
+	_Atomic uint64_t transfers_remote; /* ... from an owner on another node */
 	_Atomic uint64_t wait_total_ns;  /* contended waits, slow-path entry to owning */
 	_Atomic uint64_t wait_max_ns;
 } __attribute__((aligned(64)));
 
-_Static_assert(sizeof(struct profile_record) == 64, "one record per cache line");
+_Static_assert(sizeof(struct profile_record) == 128, "two cache lines a record");
 
 extern struct profile_record profile_table[PROFILE_RECORDS];
 /* Contended acquisitions of mutexes that found no free record. */

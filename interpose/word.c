@@ -6,18 +6,6 @@
 
 #include "../cna/cna.h"
 
-bool word_lock_sleeping(_Atomic uint32_t *word)
-{
-	bool slept = false;
-	/* x -> 2.  Acquire: pairs with the release exchange in word_unlock()
-	 * (or glibc's own unlock, which does the same). */
-	while (atomic_exchange_explicit(word, WORD_HELD_SLEEPERS,
-					memory_order_acquire) != WORD_FREE) {
-		futex_wait_private(word, WORD_HELD_SLEEPERS);
-		slept = true;
-	}
-	return slept;
-}
 
 /*
  * Every this many rounds a spin on the word gives up the CPU for a moment.
@@ -31,15 +19,50 @@ bool word_lock_sleeping(_Atomic uint32_t *word)
  */
 #define SPIN_ROUNDS_PER_YIELD 32
 
-/* Test-and-test-and-set; with stop_when_waited, give up once the word is 2. */
-static int spin_on_word(_Atomic uint32_t *word, unsigned spin_budget, bool stop_when_waited)
+/*
+ * How many yields a free word is left to the owner's node (word_gate).  One
+ * yield lets whatever else is runnable on our CPU -- often a waiter of the
+ * owner's node -- run first; more would leave the lock idle when nobody of
+ * that node wants it.
+ */
+#define GATE_GRACE_YIELDS 1
+
+/* The word is free: leave it to the last owner's node for now? */
+static bool gate_defers(struct word_gate *gate, unsigned *grace_used)
 {
+	if (!gate || gate->expired || *grace_used >= GATE_GRACE_YIELDS)
+		return false;
+	uint32_t owner = atomic_load_explicit(gate->owner_node, memory_order_relaxed);
+	if (owner == 0 || owner == gate->mine)
+		return false;
+	if (cna_now_ns() >= gate->defer_until_ns) {
+		gate->expired = true;
+		return false;
+	}
+	++*grace_used;
+	gate->deferrals++;
+	return true;
+}
+
+/* Test-and-test-and-set; with stop_when_waited, give up once the word is 2. */
+static int spin_on_word(_Atomic uint32_t *word, unsigned spin_budget, bool stop_when_waited,
+			struct word_gate *gate)
+{
+	unsigned grace_used = 0;   /* yields in deference since the word was last held */
 	for (unsigned i = 0; i < spin_budget; i++) {
 		if (i && i % SPIN_ROUNDS_PER_YIELD == 0)
 			sched_yield();
 		uint32_t seen = atomic_load_explicit(word, memory_order_relaxed);
-		if (seen == WORD_FREE && word_try_lock(word))
-			return WORD_SPIN_ACQUIRED;
+		if (seen == WORD_FREE) {
+			if (gate_defers(gate, &grace_used)) {
+				sched_yield();
+				continue;
+			}
+			if (word_try_lock(word))
+				return WORD_SPIN_ACQUIRED;
+		} else {
+			grace_used = 0;
+		}
 		if (stop_when_waited && seen == WORD_HELD_SLEEPERS)
 			return WORD_SPIN_WAITED_ON;
 		cpu_relax();
@@ -47,17 +70,41 @@ static int spin_on_word(_Atomic uint32_t *word, unsigned spin_budget, bool stop_
 	return WORD_SPIN_SPENT;
 }
 
-bool word_spin_lock(_Atomic uint32_t *word, unsigned spin_budget)
+bool word_spin_lock(_Atomic uint32_t *word, unsigned spin_budget, struct word_gate *gate)
 {
-	return spin_on_word(word, spin_budget, false) == WORD_SPIN_ACQUIRED;
+	return spin_on_word(word, spin_budget, false, gate) == WORD_SPIN_ACQUIRED;
 }
 
-int word_spin_unwaited(_Atomic uint32_t *word, unsigned spin_budget)
+int word_spin_unwaited(_Atomic uint32_t *word, unsigned spin_budget, struct word_gate *gate)
 {
-	return spin_on_word(word, spin_budget, true);
+	return spin_on_word(word, spin_budget, true, gate);
 }
 
-bool word_lock_as_first_waiter(_Atomic uint32_t *word)
+/*
+ * A sleeper woken by an unlock finds the word free, and the gate may leave
+ * it to the owner's node for a moment first; it takes it glibc's way all
+ * the same, so the wake chain of the sleepers behind it holds.
+ */
+bool word_lock_sleeping(_Atomic uint32_t *word, struct word_gate *gate)
+{
+	bool slept = false;
+	unsigned grace_used = 0;
+	for (;;) {
+		if (slept && atomic_load_explicit(word, memory_order_relaxed) == WORD_FREE &&
+		    gate_defers(gate, &grace_used))
+			sched_yield();
+		/* x -> 2.  Acquire: pairs with the release exchange in
+		 * word_unlock() (or glibc's own unlock, which does the same). */
+		if (atomic_exchange_explicit(word, WORD_HELD_SLEEPERS,
+					     memory_order_acquire) == WORD_FREE)
+			return slept;
+		futex_wait_private(word, WORD_HELD_SLEEPERS);
+		slept = true;
+		grace_used = 0;
+	}
+}
+
+bool word_lock_as_first_waiter(_Atomic uint32_t *word, struct word_gate *gate)
 {
 	uint32_t seen = atomic_load_explicit(word, memory_order_relaxed);
 	for (;;) {
@@ -76,16 +123,16 @@ bool word_lock_as_first_waiter(_Atomic uint32_t *word)
 							  memory_order_relaxed))
 			break;
 	}
-	word_lock_sleeping(word);
+	word_lock_sleeping(word, gate);
 	return true;
 }
 
-bool word_lock_as_head(_Atomic uint32_t *word, unsigned spin_budget)
+bool word_lock_as_head(_Atomic uint32_t *word, unsigned spin_budget, struct word_gate *gate)
 {
-	if (word_spin_lock(word, spin_budget))
+	if (word_spin_lock(word, spin_budget, gate))
 		return false;
 	CNA_INJECT();
-	word_lock_sleeping(word);
+	word_lock_sleeping(word, gate);
 	return true;
 }
 
@@ -95,9 +142,10 @@ static bool valid_timespec(const struct timespec *ts)
 }
 
 int word_lock_until(_Atomic uint32_t *word, clockid_t clock,
-		    const struct timespec *abstime, unsigned spin_budget)
+		    const struct timespec *abstime, unsigned spin_budget,
+		    struct word_gate *gate)
 {
-	if (word_spin_lock(word, spin_budget))
+	if (word_spin_lock(word, spin_budget, gate))
 		return 0;
 	if (!valid_timespec(abstime))
 		return EINVAL;

@@ -11,11 +11,27 @@
 #include "glibc_mutex.h"
 
 /*
+ * A spinner's node preference, with NUMA ordering on (NULL: none).  While
+ * the mutex's last owner ran on another node than ours, a word seen free is
+ * left alone for a few yields, so that a waiter of the owner's node -- or
+ * the owner itself, coming back -- takes it and keeps the lock's lines on
+ * that node; if nobody does, we take it.  From defer_until_ns on (our wait
+ * has lasted the threshold) we no longer defer.
+ */
+struct word_gate {
+	const _Atomic uint32_t *owner_node; /* locality.h's slot: owner's node + 1 */
+	uint32_t mine;                      /* our node + 1 */
+	uint64_t defer_until_ns;
+	bool expired;                       /* defer_until_ns has passed */
+	unsigned deferrals;                 /* free words left alone, for statistics */
+};
+
+/*
  * Acquire the word as a queue head: spin with test-and-test-and-set for
  * spin_budget rounds, then sleep on it as glibc does (set 2, futex wait).
  * Returns true if it slept.
  */
-bool word_lock_as_head(_Atomic uint32_t *word, unsigned spin_budget);
+bool word_lock_as_head(_Atomic uint32_t *word, unsigned spin_budget, struct word_gate *gate);
 
 /*
  * A newcomer's spin: test-and-test-and-set for up to spin_budget rounds,
@@ -25,7 +41,7 @@ bool word_lock_as_head(_Atomic uint32_t *word, unsigned spin_budget);
  * qspinlock does when the lock has a pending or queued waiter.
  */
 enum { WORD_SPIN_ACQUIRED, WORD_SPIN_WAITED_ON, WORD_SPIN_SPENT };
-int word_spin_unwaited(_Atomic uint32_t *word, unsigned spin_budget);
+int word_spin_unwaited(_Atomic uint32_t *word, unsigned spin_budget, struct word_gate *gate);
 
 /*
  * The first waiter of a held word waits on the word itself, as glibc's
@@ -34,10 +50,10 @@ int word_spin_unwaited(_Atomic uint32_t *word, unsigned spin_budget);
  * the glibc way.  Returns false at once if the word is 2 already: then
  * somebody waits on it and the caller should queue.  True once acquired.
  */
-bool word_lock_as_first_waiter(_Atomic uint32_t *word);
+bool word_lock_as_first_waiter(_Atomic uint32_t *word, struct word_gate *gate);
 
 /* Test-and-test-and-set for up to spin_budget rounds; true if acquired. */
-bool word_spin_lock(_Atomic uint32_t *word, unsigned spin_budget);
+bool word_spin_lock(_Atomic uint32_t *word, unsigned spin_budget, struct word_gate *gate);
 
 /*
  * glibc's own contended wait: x -> 2 until the old value was 0.  Whoever
@@ -45,7 +61,7 @@ bool word_spin_lock(_Atomic uint32_t *word, unsigned spin_budget);
  * with 0 -> 1: others may still sleep there, and the 2 it leaves is what
  * makes the next unlock wake them.  Returns true if it slept.
  */
-bool word_lock_sleeping(_Atomic uint32_t *word);
+bool word_lock_sleeping(_Atomic uint32_t *word, struct word_gate *gate);
 
 /*
  * Timed acquisition on the word alone (never queues, so giving up leaves no
@@ -53,7 +69,8 @@ bool word_lock_sleeping(_Atomic uint32_t *word);
  * ETIMEDOUT or EINVAL (bad tv_nsec, only checked when it has to wait).
  */
 int word_lock_until(_Atomic uint32_t *word, clockid_t clock,
-		    const struct timespec *abstime, unsigned spin_budget);
+		    const struct timespec *abstime, unsigned spin_budget,
+		    struct word_gate *gate);
 
 /* x -> 0; wake one sleeper if x was 2. */
 static inline void word_unlock(_Atomic uint32_t *word)

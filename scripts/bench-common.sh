@@ -137,3 +137,28 @@ load_report() {
 		if (b >= 1)
 			printf "\n**Warning:** other work shared these %d CPUs (load average %s before the runs, %s other runnable tasks between runs); figures are noisy.\n", n, a, b }'
 }
+
+# probe_round_trip BUILD: the cache-line round trip between CPUs 0 and 1 in
+# ns (bench/pingpong), recorded beside every benchmark pair: on a VM it
+# changes with the host's placement of the virtual CPUs, and which lock
+# wins changes with it.
+probe_round_trip() {
+	run_clean -- "$1/bench/pingpong" 2>/dev/null | kv_get round_trip_ns
+}
+
+# probe_mode NS: "fast" (the CPUs share a cache, round trip under 250 ns)
+# or "slow" (the line crosses something farther, as between sockets).
+probe_mode() {
+	awk -v ns="$1" 'BEGIN { if (ns == "" || ns == "nan") print "unknown";
+		else if (ns < 250) print "fast"; else print "slow" }'
+}
+
+# probe_summary RAW_CSV FILTER: "median ns (min-max), mode" of the probes
+# recorded in the rows FILTER selects.
+probe_summary() {
+	local med lo hi
+	med=$(csv_column "$1" "$2" probe_ns | median)
+	lo=$(csv_column "$1" "$2" probe_ns | sort -g | head -n 1)
+	hi=$(csv_column "$1" "$2" probe_ns | sort -g | tail -n 1)
+	echo "$med ns ($lo–$hi), $(probe_mode "$med") mode"
+}

@@ -30,6 +30,13 @@ expect "kv_get" "$(kv_get ops_per_sec <<<"$line")" 8189203
 expect "kv_get missing key" "$(kv_get wait_max_us <<<"$line")" ""
 expect "kv_get does not match a key's suffix" "$(kv_get sec <<<"$line")" ""
 
+# The probe's mode, and its summary over the rows a filter selects.
+expect "probe mode fast" "$(probe_mode 110)" fast
+expect "probe mode slow" "$(probe_mode 468)" slow
+expect "probe mode without a figure" "$(probe_mode nan)" unknown
+printf 'variant,threads,probe_ns\nglibc,2,120\nshim,2,460\nglibc,2,100\nglibc,8,900\n' >"$csv"
+expect "probe summary" "$(probe_summary "$csv" 'f["threads"]==2')" "120 ns (100–460), fast mode"
+
 # A task that stays runnable is counted in every sample, so in the least.
 n=$(other_runnable)
 [[ $n =~ ^[0-9]+$ ]] || fail "other_runnable printed '$n', not a count"

@@ -44,6 +44,12 @@ else:
         problems.append("first object %r" % first["call_site"]["object"])
     if not 0 < first["contended"] <= first["acquisitions"]:
         problems.append("first counts %r" % first)
+    # every contended acquisition is a transfer whose previous owner's node
+    # is known: the fast path records it while the profile is on
+    for r in top:
+        if r["transfers_local"] + r["transfers_remote"] != r["contended"]:
+            problems.append("rank %d: transfers %d+%d of %d contended" % (
+                r["rank"], r["transfers_local"], r["transfers_remote"], r["contended"]))
     if any(r["call_site"]["function"] != "cold_path_worker" for r in top[1:]):
         problems.append("a later row is not a cold mutex")
     if len(top) < 2 or report["contended_mutexes"] < len(top):

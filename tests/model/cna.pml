@@ -18,7 +18,9 @@
  *     futex-wait while so);
  *   - the head competing for the word (word_lock_as_head: spin on CAS 0->1,
  *     then word_lock_sleeping: exchange in 2, futex-wait on 2; a head that
- *     parked DORMANT goes straight to word_lock_sleeping);
+ *     parked DORMANT goes straight to word_lock_sleeping); the node gate
+ *     (word.h), which leaves a free word alone for a yield, adds no state:
+ *     a spin may already stop, or be delayed, whatever the word holds;
  *   - passing the headship (cna_pass_head: CAS the tail to the secondary
  *     tail when there is no next, wait_for_next, choose_successor with
  *     threshold flush, shuffle reduction and order_queue moving remote

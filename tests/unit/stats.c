@@ -7,6 +7,8 @@
  *   unit-stats contended          threads queueing on one mutex
  *   unit-stats routing            one waiter on the word, the next one queued
  *   unit-stats requeue            ... and a third queued behind that one
+ *   unit-stats relay              the mutex passed along a known chain of
+ *                                 owners on two virtual nodes
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -89,7 +91,7 @@ static int contended_child(void)
 static const char *const documented_keys[] = {
 	"acquisitions_fast", "acquisitions_slow", "handoffs_local", "handoffs_remote",
 	"secondary_moves", "flushes", "parks", "requeues", "wait_max_us", "wait_mean_us",
-	"secondary_wait_max_us",
+	"secondary_wait_max_us", "transfers_local", "transfers_remote", "transfers_unknown",
 };
 
 static struct child_result result;
@@ -119,6 +121,14 @@ static bool parse(struct stats_line *stats)
 	for (size_t i = 0; i < sizeof documented_keys / sizeof documented_keys[0]; i++)
 		CHECK(stats_get(stats, documented_keys[i]) >= 0);
 	return true;
+}
+
+/* Every contended acquisition is one lock transfer of one of three kinds. */
+static void check_transfers_add_up(const struct stats_line *s)
+{
+	CHECK_EQ(stats_get(s, "transfers_local") + stats_get(s, "transfers_remote") +
+		 stats_get(s, "transfers_unknown"),
+		 stats_acquisitions(s) - stats_get(s, "acquisitions_fast"));
 }
 
 /* Where each waiter goes.  The owner holds the mutex; the first waiter
@@ -165,6 +175,76 @@ static bool wait_until_asleep(_Atomic pid_t *tid)
 	return false;
 }
 
+/*
+ * The relay: under CNAMUTEX_TOPOLOGY=threads=2 three workers take their
+ * virtual nodes in the order they first contend (0, 1, 0), and the mutex
+ * goes main -> w0 -> w1 -> w2 -> w0 -> w1, each new owner waiting asleep
+ * while the previous one holds it.  main took it on the fast path before it
+ * had a node, so the first transfer is of unknown kind; then remote,
+ * remote, local (w2 and w0 share node 0), remote.
+ */
+#define RELAY_WORKERS 3
+#define RELAY_ROUNDS 2
+static pthread_mutex_t relayed = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic pid_t relay_tid[RELAY_WORKERS];
+static _Atomic int relay_may_lock[RELAY_WORKERS], relay_holds[RELAY_WORKERS];
+static _Atomic int relay_may_unlock[RELAY_WORKERS];
+
+static void await_at_least(_Atomic int *flag, int value)
+{
+	while (atomic_load(flag) < value)
+		sched_yield();   /* runnable, never asleep: only the lock sleeps */
+}
+
+static void *relay_worker(void *arg)
+{
+	int i = (int)(long)arg;
+	atomic_store(&relay_tid[i], gettid());
+	for (int round = 1; round <= RELAY_ROUNDS; round++) {
+		await_at_least(&relay_may_lock[i], round);
+		CHECK_EQ(pthread_mutex_lock(&relayed), 0);
+		atomic_store(&relay_holds[i], round);
+		await_at_least(&relay_may_unlock[i], round);
+		CHECK_EQ(pthread_mutex_unlock(&relayed), 0);
+	}
+	return NULL;
+}
+
+static bool wait_until_asleep(_Atomic pid_t *tid);
+
+/* Worker next takes the mutex (its round-th time) from previous (-1: main). */
+static void relay_pass(int previous, int next, int round)
+{
+	atomic_store(&relay_may_lock[next], round);
+	CHECK(wait_until_asleep(&relay_tid[next]));
+	if (previous < 0)
+		CHECK_EQ(pthread_mutex_unlock(&relayed), 0);
+	else
+		atomic_fetch_add(&relay_may_unlock[previous], 1);
+	await_at_least(&relay_holds[next], round);
+}
+
+static int relay_child(void)
+{
+	check_running_under_shim();
+	pthread_t threads[RELAY_WORKERS];
+	CHECK_EQ(pthread_mutex_lock(&relayed), 0);
+	for (long i = 0; i < RELAY_WORKERS; i++)
+		CHECK_EQ(pthread_create(&threads[i], NULL, relay_worker, (void *)i), 0);
+	relay_pass(-1, 0, 1);
+	relay_pass(0, 1, 1);
+	relay_pass(1, 2, 1);
+	relay_pass(2, 0, 2);
+	relay_pass(0, 1, 2);
+	atomic_fetch_add(&relay_may_unlock[1], 1);
+	CHECK_EQ(pthread_join(threads[1], NULL), 0);
+	CHECK_EQ(pthread_join(threads[0], NULL), 0);
+	atomic_store(&relay_may_lock[2], RELAY_ROUNDS);   /* w2's second round: uncontended */
+	atomic_store(&relay_may_unlock[2], RELAY_ROUNDS);
+	CHECK_EQ(pthread_join(threads[2], NULL), 0);
+	return check_report("stats relay child");
+}
+
 /* We hold the mutex while waiters arrive one by one and fall asleep: the
  * first on the word, the second as queue head on the word, the third on
  * its queue node behind it. */
@@ -196,6 +276,7 @@ static void routing_counts(void)
 	CHECK_EQ(stats_get(&s, "acquisitions_fast"), 1);
 	CHECK_EQ(stats_get(&s, "acquisitions_word"), 1);
 	CHECK_EQ(stats_get(&s, "acquisitions_slow"), 1);
+	check_transfers_add_up(&s);
 	/* the queued one found the queue empty: head at once, nobody to pass to */
 	CHECK_EQ(stats_get(&s, "handoffs_local") + stats_get(&s, "handoffs_remote"), 0);
 	/* ... and slept on the word behind the first waiter */
@@ -225,6 +306,7 @@ static void requeue_counts(void)
 		CHECK_EQ(stats_get(&s, "acquisitions_slow"), 2);
 		CHECK_EQ(stats_get(&s, "handoffs_local") + stats_get(&s, "handoffs_remote"), 1);
 		CHECK_EQ(stats_get(&s, "requeues"), sets[i] == no_spin ? 1 : 0);
+		check_transfers_add_up(&s);
 	}
 }
 
@@ -244,6 +326,8 @@ static void known_counts(void)
 	CHECK_EQ(stats_get(&s, "wait_max_us"), 0);
 	CHECK_EQ(stats_get(&s, "wait_mean_us"), 0);
 	CHECK_EQ(stats_get(&s, "secondary_wait_max_us"), 0);
+	check_transfers_add_up(&s);
+	CHECK_EQ(stats_get(&s, "transfers_local") + stats_get(&s, "transfers_remote"), 0);
 }
 
 static void contended_counts(void)
@@ -268,6 +352,23 @@ static void contended_counts(void)
 	CHECK_EQ(stats_get(&s, "handoffs_remote"), 0);
 	CHECK_EQ(stats_get(&s, "secondary_wait_max_us"), 0);
 	CHECK(stats_get(&s, "wait_mean_us") <= stats_get(&s, "wait_max_us") + 1);
+	/* every owner recorded its node (the fast path too), all of it node 0 */
+	check_transfers_add_up(&s);
+	CHECK_EQ(stats_get(&s, "transfers_remote") + stats_get(&s, "transfers_unknown"), 0);
+}
+
+/* The relay's five transfers, each of the kind its owners' nodes make. */
+static void relay_counts(void)
+{
+	const char *set[] = { "CNAMUTEX_STATS=1", "CNAMUTEX_TOPOLOGY=threads=2", NULL };
+	struct stats_line s;
+	if (!run("relay", set) || !parse(&s))
+		return;
+	fputs(result.err, stdout);
+	check_transfers_add_up(&s);
+	CHECK_EQ(stats_get(&s, "transfers_unknown"), 1);
+	CHECK_EQ(stats_get(&s, "transfers_remote"), 3);
+	CHECK_EQ(stats_get(&s, "transfers_local"), 1);
 }
 
 static void silent_without_stats(void)
@@ -290,11 +391,14 @@ int main(int argc, char **argv)
 		return routing_child(2);
 	if (argc == 2 && !strcmp(argv[1], "requeue"))
 		return routing_child(3);
+	if (argc == 2 && !strcmp(argv[1], "relay"))
+		return relay_child();
 	check_running_under_shim();
 	known_counts();
 	contended_counts();
 	routing_counts();
 	requeue_counts();
+	relay_counts();
 	silent_without_stats();
 	return check_report("stats");
 }
