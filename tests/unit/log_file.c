@@ -245,23 +245,33 @@ static void per_process_files(void)
 	remove_dir(decoy_dir);
 }
 
+/* "unit-log-file MODE FILE" with statistics (and the profile, if asked),
+ * reports every second to FILE in a new directory dir; true, with FILE's
+ * text, if it ran and exited 0. */
+static bool run_interval(const char *mode, bool with_profile, char dir[64], char *text,
+			 size_t size)
+{
+	char file[96], assignment[128], mode_arg[16];
+	make_dir(dir);
+	snprintf(file, sizeof file, "%s/reports", dir);
+	snprintf(assignment, sizeof assignment, "CNAMUTEX_LOG_FILE=%s", file);
+	snprintf(mode_arg, sizeof mode_arg, "%s", mode);
+	const char *set[] = { "CNAMUTEX_STATS=1", "CNAMUTEX_REPORT_INTERVAL_S=1", assignment,
+			      with_profile ? "CNAMUTEX_PROFILE=1" : NULL, NULL };
+	char *argv[] = { self, mode_arg, file, NULL };
+	return run(argv, set, CHILD_CAPTURE_STDOUT_CLOSED_STDERR) &&
+	       read_file(file, text, size) >= 0;
+}
+
 /* Interval reports with statistics and profile: at least one before the
  * program goes on, all of them in the one file, the exit report last,
  * and their fast acquisitions add up to the program's (each report has
  * the counts since the previous one). */
 static void interval_reports(void)
 {
-	char dir[64], file[96], assignment[128];
-	make_dir(dir);
-	snprintf(file, sizeof file, "%s/interval", dir);
-	snprintf(assignment, sizeof assignment, "CNAMUTEX_LOG_FILE=%s", file);
-	const char *set[] = { "CNAMUTEX_STATS=1", "CNAMUTEX_PROFILE=1",
-			      "CNAMUTEX_REPORT_INTERVAL_S=1", assignment, NULL };
-	static char mode[] = "interval";
-	char *argv[] = { self, mode, file, NULL };
+	char dir[64];
 	static char text[FILE_MAX];
-	if (run(argv, set, CHILD_CAPTURE_STDOUT_CLOSED_STDERR) &&
-	    read_file(file, text, sizeof text) >= 0) {
+	if (run_interval("interval", true, dir, text, sizeof text)) {
 		long pid = pid_after(result.err, "pid ");
 		long locks = pid_after(result.err, "locks ");
 		int reports = child_lines_starting(text, STATS_LINE_PREFIX, NULL);
@@ -302,16 +312,9 @@ static void interval_reports(void)
  * exit report (the new image's) last. */
 static void exec_appends(void)
 {
-	char dir[64], file[96], assignment[128];
-	make_dir(dir);
-	snprintf(file, sizeof file, "%s/exec", dir);
-	snprintf(assignment, sizeof assignment, "CNAMUTEX_LOG_FILE=%s", file);
-	const char *set[] = { "CNAMUTEX_STATS=1", "CNAMUTEX_REPORT_INTERVAL_S=1", assignment, NULL };
-	static char mode[] = "exec";
-	char *argv[] = { self, mode, file, NULL };
+	char dir[64];
 	static char text[FILE_MAX];
-	if (run(argv, set, CHILD_CAPTURE_STDOUT_CLOSED_STDERR) &&
-	    read_file(file, text, sizeof text) >= 0) {
+	if (run_interval("exec", false, dir, text, sizeof text)) {
 		long pid = pid_after(result.err, "pid ");
 		int reports = child_lines_starting(text, STATS_LINE_PREFIX, NULL);
 		CHECK(reports >= 2);
@@ -329,7 +332,8 @@ static void exec_appends(void)
 			if (!nl)
 				break;
 		}
-		check_exit_line(file, last, pid, CHILD_WORKOUT_THREADS * CHILD_WORKOUT_ROUNDS);
+		check_exit_line("exec'd program's report", last, pid,
+				CHILD_WORKOUT_THREADS * CHILD_WORKOUT_ROUNDS);
 	}
 	remove_dir(dir);
 }
