@@ -14,6 +14,7 @@
 #include "locality.h"
 #include "profile.h"
 #include "queue_table.h"
+#include "report.h"
 #include "stats.h"
 #include "thread.h"
 #include "topology.h"
@@ -56,6 +57,18 @@ static uint64_t count_wait(struct stats_block *s, uint64_t start_ns)
 	stats_add(&s->wait_total_ns, waited);
 	stats_max(&s->wait_max_ns, waited);
 	return waited;
+}
+
+/* The start of a contended acquisition: the clock, when instrumented, for
+ * the wait's length and for the interval report (written before this
+ * thread owns the mutex it waits for). */
+static uint64_t instrument_start(void)
+{
+	if (!instrument_enabled)
+		return 0;
+	uint64_t now = cna_now_ns();
+	report_tick(now);
+	return now;
 }
 
 /* The acquisitions_* counter of one way of winning, as an offset. */
@@ -114,7 +127,7 @@ void contended_lock(pthread_mutex_t *m)
 {
 	struct cnamutex_thread *self = thread_self();
 	_Atomic uint32_t *word = mutex_word(m);
-	uint64_t start_ns = instrument_enabled ? cna_now_ns() : 0;
+	uint64_t start_ns = instrument_start();
 	uint64_t waited;
 	thread_note_contended(self);
 
@@ -191,7 +204,7 @@ int contended_lock_until(pthread_mutex_t *m, clockid_t clock,
 			 const struct timespec *abstime)
 {
 	struct cnamutex_thread *self = thread_self();
-	uint64_t start_ns = instrument_enabled ? cna_now_ns() : 0;
+	uint64_t start_ns = instrument_start();
 	uint64_t waited;
 	thread_note_contended(self);
 	struct word_gate gate_space;

@@ -1,10 +1,13 @@
 /* interpose/init.c — load-time set-up, fork handling and the exit report. */
 #include <pthread.h>
+#include <unistd.h>
 
 #include "contended.h"
 #include "queue_table.h"
 #include "profile.h"
 #include "real.h"
+#include "report.h"
+#include "report_sink.h"
 #include "stats.h"
 #include "thread.h"
 #include "topology.h"
@@ -37,25 +40,32 @@ __attribute__((cold)) static void after_fork_in_child(void)
 	thread_reset_after_fork();
 	stats_reset_after_fork();
 	profile_reset_after_fork();
+	report_reset_after_fork();
 }
 
 __attribute__((constructor)) static void cnamutex_load(void)
 {
 	real_resolve_all();
+	/* First, so that the other tunables' complaints go to the log file. */
+	int log_fd = report_sink_load();
+	tunable_complaints_to(log_fd);
 	queue_table_init();
 	tunables_load(&settings);
 	topology_load();
+	tunable_complaints_to(-1);
+	if (log_fd >= 0)
+		close(log_fd);
 	cnamutex_params.numa_aware = numa_aware(settings.numa);
 	cnamutex_params.threshold_ns = (uint64_t)settings.threshold_ms * 1000000u;
 	cnamutex_params.shuffle_bits = settings.shuffle_bits;
 	cnamutex_params.spin_budget = settings.spin;
 	stats_init(settings.stats);
 	profile_init(settings.profile);
+	report_init(settings.report_interval_s);
 	pthread_atfork(NULL, NULL, after_fork_in_child);
 }
 
 __attribute__((destructor)) static void cnamutex_unload(void)
 {
-	stats_report();
-	profile_report();
+	report_at_exit();
 }

@@ -3,7 +3,7 @@
  * Records are claimed, never given back (until fork): a probe run ends at
  * the mutex's record or at a free one.  Every field is its own relaxed
  * atomic and no field's meaning depends on another's, so nothing needs
- * ordering; the report reads whatever is there at exit.  Counters are
+ * ordering; a report reads whatever is there.  Counters are
  * updated by threads that own the mutex, so they hardly ever contend.
  */
 #include "profile.h"
@@ -16,6 +16,7 @@
 
 #include "claimed_pages.h"
 #include "profile_table.h"
+#include "report.h"
 #include "stats.h"
 #include "thread.h"
 #include "topology.h"
@@ -157,6 +158,7 @@ void instrument_fast_acquisition(pthread_mutex_t *mutex)
 		if (r)
 			add(&r->acquisitions, 1);
 	}
+	report_tick_fast(self);
 }
 
 void profile_record_contended(const void *mutex, uint64_t start_ns,

@@ -3,8 +3,9 @@
  * A fixed table of records keyed by mutex address.  A mutex gets a record
  * on its first contended acquisition, together with the call site that made
  * it (the first frame outside this library); from then on every acquisition
- * of it is counted.  At exit the most contended mutexes are reported on
- * stderr, as a table or as one line of JSON.
+ * of it is counted.  Each report (at exit, and at every interval) lists the
+ * mutexes most contended since the previous one, as a table or as one line
+ * of JSON.
  *
  * The fast path pays for all of this (and for the statistics) with one
  * predictable branch on instrument_enabled; with both off nothing else runs.
@@ -49,6 +50,11 @@ static inline void profile_contended(const void *mutex, uint64_t start_ns,
 }
 
 __attribute__((cold)) void profile_reset_after_fork(void);
-void profile_report(void);
+
+struct report_stamp;
+/* Under the report guard: counts since the previous report. */
+void profile_report(const struct report_stamp *stamp);
+/* fork() reset the records: the next report counts from 0. */
+void profile_forget_previous(void);
 
 #endif

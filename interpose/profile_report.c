@@ -1,18 +1,20 @@
-/* interpose/profile_report.c — the exit report of the contention profile.
+/* interpose/profile_report.c — the report of the contention profile.
  *
- * Picks the PROFILE_TOP mutexes with the most contended acquisitions
- * (ties: the longest total wait), names each one's call site with dladdr,
- * and writes a table, or one JSON object on one line, to stderr.
+ * Picks the PROFILE_TOP mutexes with the most contended acquisitions since
+ * the previous report (ties: the longest total wait), names each one's
+ * call site with dladdr, and writes a table, or one JSON object on one
+ * line, to the report's file or stderr.
  */
 #include <dlfcn.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "profile.h"
 #include "profile_table.h"
+#include "report.h"
+#include "report_sink.h"
 
 struct row {
 	uintptr_t mutex, call_site;
@@ -33,7 +35,16 @@ struct text {
 	size_t len;
 };
 
-static struct text out; /* the report runs once, at exit */
+static struct text out; /* one report at a time: the report guard */
+
+/* Each record's counts at the previous report, subtracted from the next
+ * (under the report guard); touched only for claimed records. */
+struct counts {
+	uint64_t acquisitions, contended, local, remote, transfers_local, transfers_remote;
+	uint64_t wait_total_ns;
+};
+static struct counts previous[PROFILE_RECORDS];
+static uint64_t previous_untracked;
 
 static void put(struct text *t, const char *fmt, ...)
 {
@@ -63,13 +74,7 @@ static void put_json_string(struct text *t, const char *s)
 
 static void flush(struct text *t)
 {
-	size_t done = 0;
-	while (done < t->len) {
-		ssize_t n = write(STDERR_FILENO, t->buf + done, t->len - done);
-		if (n <= 0)
-			break;
-		done += (size_t)n;
-	}
+	report_sink_write(t->buf, t->len);
 	t->len = 0;
 }
 
@@ -80,20 +85,47 @@ static bool ranks_before(const struct row *a, const struct row *b)
 	return a->wait_total_ns > b->wait_total_ns;
 }
 
-static struct row read_record(const struct profile_record *r)
+/* now - *before, and *before = now (counts only grow; the clamp is insurance). */
+static uint64_t since(uint64_t now, uint64_t *before)
 {
-	return (struct row){
+	uint64_t d = now >= *before ? now - *before : 0;
+	*before = now;
+	return d;
+}
+
+/* Record r's counts since the previous report; its maximum wait is taken
+ * (swapped to 0), so it too is since the previous report. */
+static struct row read_record(struct profile_record *r, struct counts *before)
+{
+	struct row row = {
 		.mutex = atomic_load_explicit(&r->mutex, memory_order_relaxed),
 		.call_site = atomic_load_explicit(&r->call_site, memory_order_relaxed),
-		.acquisitions = atomic_load_explicit(&r->acquisitions, memory_order_relaxed),
-		.contended = atomic_load_explicit(&r->contended, memory_order_relaxed),
-		.local = atomic_load_explicit(&r->handoffs_local, memory_order_relaxed),
-		.remote = atomic_load_explicit(&r->handoffs_remote, memory_order_relaxed),
-		.transfers_local = atomic_load_explicit(&r->transfers_local, memory_order_relaxed),
-		.transfers_remote = atomic_load_explicit(&r->transfers_remote, memory_order_relaxed),
-		.wait_total_ns = atomic_load_explicit(&r->wait_total_ns, memory_order_relaxed),
-		.wait_max_ns = atomic_load_explicit(&r->wait_max_ns, memory_order_relaxed),
 	};
+	if (row.mutex == 0)
+		return row;
+	row.acquisitions = since(atomic_load_explicit(&r->acquisitions, memory_order_relaxed),
+				 &before->acquisitions);
+	row.contended = since(atomic_load_explicit(&r->contended, memory_order_relaxed),
+			      &before->contended);
+	row.local = since(atomic_load_explicit(&r->handoffs_local, memory_order_relaxed),
+			  &before->local);
+	row.remote = since(atomic_load_explicit(&r->handoffs_remote, memory_order_relaxed),
+			   &before->remote);
+	row.transfers_local = since(atomic_load_explicit(&r->transfers_local, memory_order_relaxed),
+				    &before->transfers_local);
+	row.transfers_remote = since(atomic_load_explicit(&r->transfers_remote,
+							  memory_order_relaxed),
+				     &before->transfers_remote);
+	row.wait_total_ns = since(atomic_load_explicit(&r->wait_total_ns, memory_order_relaxed),
+				  &before->wait_total_ns);
+	row.wait_max_ns = atomic_exchange_explicit(&r->wait_max_ns, 0, memory_order_relaxed);
+	return row;
+}
+
+void profile_forget_previous(void)
+{
+	memset(previous, 0, sizeof previous);
+	previous_untracked = 0;
 }
 
 /* The top rows, best first; returns how many, and every contended mutex in *seen. */
@@ -102,7 +134,7 @@ static unsigned pick_top(struct row top[PROFILE_TOP], unsigned *seen)
 	unsigned n = 0;
 	*seen = 0;
 	for (unsigned i = 0; i < PROFILE_RECORDS; i++) {
-		struct row r = read_record(&profile_table[i]);
+		struct row r = read_record(&profile_table[i], &previous[i]);
 		if (r.mutex == 0 || r.contended == 0)
 			continue;
 		++*seen;
@@ -159,8 +191,11 @@ static void put_site_text(struct text *t, uintptr_t call_site)
 		put(t, "?");
 }
 
-static void report_table(const struct row *top, unsigned n, unsigned seen, uint64_t untracked)
+static void report_table(const struct report_stamp *stamp, const struct row *top, unsigned n,
+			 unsigned seen, uint64_t untracked)
 {
+	put(&out, "cnamutex: profile pid=%ld time=%.3f interval_s=%.3f final=%d\n",
+	    (long)stamp->pid, stamp->time_s, stamp->interval_s, (int)stamp->final);
 	if (seen == 0)
 		put(&out, "cnamutex: profile: no contended mutexes\n");
 	else
@@ -197,10 +232,13 @@ static void report_table(const struct row *top, unsigned n, unsigned seen, uint6
 	}
 }
 
-static void report_json(const struct row *top, unsigned n, unsigned seen, uint64_t untracked)
+static void report_json(const struct report_stamp *stamp, const struct row *top, unsigned n,
+			unsigned seen, uint64_t untracked)
 {
-	put(&out, "{\"cnamutex_profile\":{\"contended_mutexes\":%u,\"untracked_acquisitions\":%llu,"
+	put(&out, "{\"cnamutex_profile\":{\"pid\":%ld,\"time\":%.3f,\"interval_s\":%.3f,"
+		  "\"final\":%s,\"contended_mutexes\":%u,\"untracked_acquisitions\":%llu,"
 		  "\"top\":[",
+	    (long)stamp->pid, stamp->time_s, stamp->interval_s, stamp->final ? "true" : "false",
 	    seen, (unsigned long long)untracked);
 	for (unsigned i = 0; i < n; i++) {
 		const struct row *r = &top[i];
@@ -234,16 +272,17 @@ static void report_json(const struct row *top, unsigned n, unsigned seen, uint64
 	flush(&out);
 }
 
-void profile_report(void)
+void profile_report(const struct report_stamp *stamp)
 {
 	if (!profile_enabled)
 		return;
 	struct row top[PROFILE_TOP];
 	unsigned seen;
 	unsigned n = pick_top(top, &seen);
-	uint64_t untracked = atomic_load_explicit(&profile_untracked, memory_order_relaxed);
+	uint64_t untracked = since(atomic_load_explicit(&profile_untracked, memory_order_relaxed),
+				   &previous_untracked);
 	if (profile_output == PROFILE_JSON)
-		report_json(top, n, seen, untracked);
+		report_json(stamp, top, n, seen, untracked);
 	else
-		report_table(top, n, seen, untracked);
+		report_table(stamp, top, n, seen, untracked);
 }

@@ -1,11 +1,12 @@
-/* interpose/stats.c — registry of per-thread counter blocks and the exit line. */
+/* interpose/stats.c — registry of per-thread counter blocks and the stats line. */
 #include "stats.h"
 
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "report.h"
+#include "report_sink.h"
 #include "thread.h"
 
 #define STATS_REGISTRY_SLOTS 4096
@@ -18,6 +19,16 @@ static _Atomic(struct stats_block *) registry[STATS_REGISTRY_SLOTS];
  * below it.  Raised before the claim, which a fork may catch in between. */
 static _Atomic unsigned slots_high;
 static struct stats_block retired;   /* blocks of threads that have exited */
+
+/* The counters as a report reads them. */
+struct stats_totals {
+#define STAT(name, how) uint64_t name;
+#include "stats_list.h"
+#undef STAT
+};
+
+/* The SUM counters at the previous report (under the report guard). */
+static struct stats_totals previous;
 
 void stats_add(_Atomic uint64_t *counter, uint64_t n)
 {
@@ -70,11 +81,15 @@ static void unregister(struct stats_block *block)
 	}
 }
 
+/* Under the guard, so that a report sees the block either in the
+ * registry or in retired, and never reads it once its thread is gone. */
 static void thread_exit(void *arg)
 {
 	struct stats_block *block = arg;
+	report_guard_wait();
 	fold(&retired, block);
 	unregister(block);
+	report_guard_release();
 }
 
 void stats_init(bool enabled)
@@ -132,18 +147,59 @@ void stats_reset_after_fork(void)
 	self->stats_registered = false;
 }
 
-void stats_report(void)
+/* Add src into t; its MAX counters are taken (swapped to 0). */
+static void collect(struct stats_totals *t, struct stats_block *src)
+{
+#define COLLECT_SUM(name) t->name += atomic_load_explicit(&src->name, memory_order_relaxed)
+#define COLLECT_MAX(name)                                                      \
+	do {                                                                   \
+		uint64_t v = atomic_exchange_explicit(&src->name, 0, memory_order_relaxed); \
+		if (v > t->name)                                               \
+			t->name = v;                                           \
+	} while (0)
+#define STAT(name, how) COLLECT_##how(name);
+#include "stats_list.h"
+#undef STAT
+#undef COLLECT_SUM
+#undef COLLECT_MAX
+}
+
+/* now less the previous report's SUM counters, which become now's.  The
+ * totals only grow (the guard keeps exiting threads' blocks from being
+ * counted twice); the clamp keeps a surprise from printing 2^64. */
+static struct stats_totals since_previous(const struct stats_totals *now)
+{
+	struct stats_totals d;
+#define SINCE_SUM(name)                                                        \
+	d.name = now->name >= previous.name ? now->name - previous.name : 0;  \
+	previous.name = now->name
+#define SINCE_MAX(name) d.name = now->name
+#define STAT(name, how) SINCE_##how(name);
+#include "stats_list.h"
+#undef STAT
+#undef SINCE_SUM
+#undef SINCE_MAX
+	return d;
+}
+
+void stats_forget_previous(void)
+{
+	memset(&previous, 0, sizeof previous);
+}
+
+void stats_report(const struct report_stamp *stamp)
 {
 	if (!stats_enabled)
 		return;
-	struct stats_block total;
-	memset(&total, 0, sizeof total);
-	fold(&total, &retired);
+	struct stats_totals all;
+	memset(&all, 0, sizeof all);
+	collect(&all, &retired);
 	for (unsigned i = 0, high = registry_high(); i < high; i++) {
 		struct stats_block *b = atomic_load_explicit(&registry[i], memory_order_relaxed);
 		if (b)
-			fold(&total, b);
+			collect(&all, b);
 	}
+	struct stats_totals total = since_previous(&all);
 	uint64_t slow = total.acquisitions_slow;
 	uint64_t waits = total.acquisitions_spun + slow + total.acquisitions_timed +
 			 total.acquisitions_word + total.queue_fallbacks;
@@ -154,7 +210,7 @@ void stats_report(void)
 			 " transfers_local=%llu transfers_remote=%llu transfers_unknown=%llu"
 			 " handoffs_local=%llu handoffs_remote=%llu secondary_moves=%llu"
 			 " flushes=%llu parks=%llu requeues=%llu wait_max_us=%llu wait_mean_us=%.1f"
-			 " secondary_wait_max_us=%llu\n",
+			 " secondary_wait_max_us=%llu pid=%ld time=%.3f interval_s=%.3f final=%d\n",
 			 (unsigned long long)total.acquisitions_fast,
 			 (unsigned long long)total.acquisitions_spun,
 			 (unsigned long long)slow,
@@ -172,10 +228,8 @@ void stats_report(void)
 			 (unsigned long long)total.requeues,
 			 (unsigned long long)(total.wait_max_ns / 1000),
 			 waits ? (double)total.wait_total_ns / 1000.0 / (double)waits : 0.0,
-			 (unsigned long long)(total.secondary_wait_max_ns / 1000));
-	if (n > 0) {
-		ssize_t ignored = write(STDERR_FILENO, line,
-					(size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
-		(void)ignored;
-	}
+			 (unsigned long long)(total.secondary_wait_max_ns / 1000),
+			 (long)stamp->pid, stamp->time_s, stamp->interval_s, (int)stamp->final);
+	if (n > 0)
+		report_sink_write(line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
 }

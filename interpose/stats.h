@@ -1,4 +1,4 @@
-/* interpose/stats.h — per-thread counters, summed at exit (CNAMUTEX_STATS=1). */
+/* interpose/stats.h — per-thread counters, summed in each report (CNAMUTEX_STATS=1). */
 #ifndef INTERPOSE_STATS_H
 #define INTERPOSE_STATS_H
 
@@ -7,7 +7,10 @@
 #include <stdint.h>
 
 /* Written only by the owning thread (relaxed load+store, no RMW); read by
- * the exit report while other threads may still run. */
+ * the reports while other threads may still run.  A report also swaps the
+ * MAX counters back to 0, so that each report has the maximum since the
+ * previous one: an owner's store racing with the swap is a wait that ended
+ * at the report, counted in the next one. */
 struct stats_block {
 #define STAT(name, how) _Atomic uint64_t name;
 #include "stats_list.h"
@@ -22,6 +25,11 @@ struct stats_block *stats_self(void);
 void stats_add(_Atomic uint64_t *counter, uint64_t n);
 void stats_max(_Atomic uint64_t *counter, uint64_t value);
 __attribute__((cold)) void stats_reset_after_fork(void);
-void stats_report(void);
+
+struct report_stamp;
+/* Under the report guard: the stats line, counts since the previous report. */
+void stats_report(const struct report_stamp *stamp);
+/* fork() reset the counters: the next report counts from 0. */
+void stats_forget_previous(void);
 
 #endif

@@ -20,6 +20,7 @@ struct cnamutex_thread {
 	unsigned sched_epoch_seen; /* see thread_is_priority() */
 	bool priority;
 	bool stats_registered;
+	unsigned report_countdown; /* fast acquisitions until the next look at the clock */
 	struct stats_block stats;
 };
 

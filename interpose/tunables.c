@@ -53,6 +53,13 @@ static void escape_value(const char *value, char *out, size_t size)
 	out[n] = '\0';
 }
 
+static int complaint_fd = STDERR_FILENO;
+
+void tunable_complaints_to(int fd)
+{
+	complaint_fd = fd >= 0 ? fd : STDERR_FILENO;
+}
+
 void tunable_complain(const char *name, const char *value, const char *reason,
 		      const char *fallback)
 {
@@ -64,13 +71,14 @@ void tunable_complain(const char *name, const char *value, const char *reason,
 		size_t len = (size_t)n < sizeof line ? (size_t)n : sizeof line - 1;
 		if (line[len - 1] != '\n')
 			line[len - 1] = '\n';
-		ssize_t ignored = write(STDERR_FILENO, line, len);
+		ssize_t ignored = write(complaint_fd, line, len);
 		(void)ignored;
 	}
 }
 
+/* fallback_text: what the complaint says is used instead, NULL for the number. */
 static void load_uint(const char *name, unsigned min, unsigned max,
-		      unsigned fallback, unsigned *out)
+		      unsigned fallback, const char *fallback_text, unsigned *out)
 {
 	*out = fallback;
 	const char *text = getenv(name);
@@ -85,7 +93,7 @@ static void load_uint(const char *name, unsigned min, unsigned max,
 	char why[96], def[24];
 	snprintf(why, sizeof why, "%s (expected %u..%u)", reason, min, max);
 	snprintf(def, sizeof def, "%u", fallback);
-	tunable_complain(name, text, why, def);
+	tunable_complain(name, text, why, fallback_text ? fallback_text : def);
 }
 
 static void load_numa(enum numa_mode *out)
@@ -135,11 +143,13 @@ static void load_profile(enum profile_mode *out)
 void tunables_load(struct tunables *t)
 {
 	load_numa(&t->numa);
-	load_uint("CNAMUTEX_THRESHOLD_MS", 1, 100, TUNABLE_THRESHOLD_MS_DEFAULT,
+	load_uint("CNAMUTEX_THRESHOLD_MS", 1, 100, TUNABLE_THRESHOLD_MS_DEFAULT, NULL,
 		  &t->threshold_ms);
-	load_uint("CNAMUTEX_SHUFFLE_BITS", 0, 31, TUNABLE_SHUFFLE_BITS_DEFAULT,
+	load_uint("CNAMUTEX_SHUFFLE_BITS", 0, 31, TUNABLE_SHUFFLE_BITS_DEFAULT, NULL,
 		  &t->shuffle_bits);
-	load_uint("CNAMUTEX_SPIN", 0, TUNABLE_SPIN_MAX, TUNABLE_SPIN_DEFAULT, &t->spin);
+	load_uint("CNAMUTEX_SPIN", 0, TUNABLE_SPIN_MAX, TUNABLE_SPIN_DEFAULT, NULL, &t->spin);
 	load_flag("CNAMUTEX_STATS", &t->stats);
 	load_profile(&t->profile);
+	load_uint("CNAMUTEX_REPORT_INTERVAL_S", 1, TUNABLE_REPORT_INTERVAL_MAX, 0,
+		  "reports only at exit", &t->report_interval_s);
 }

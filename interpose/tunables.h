@@ -15,6 +15,7 @@ struct tunables {
 	unsigned spin;            /* CNAMUTEX_SPIN, spin rounds before parking */
 	bool stats;               /* CNAMUTEX_STATS */
 	enum profile_mode profile; /* CNAMUTEX_PROFILE: 0, 1 (table) or json */
+	unsigned report_interval_s; /* CNAMUTEX_REPORT_INTERVAL_S, 1..86400; 0 only at exit */
 };
 
 #define TUNABLE_THRESHOLD_MS_DEFAULT 10u
@@ -26,6 +27,7 @@ struct tunables {
  * readrandom (4, 8, 16 threads) and mutexbench (2, 4, 8, 16 threads). */
 #define TUNABLE_SPIN_DEFAULT 1000u
 #define TUNABLE_SPIN_MAX 100000000u
+#define TUNABLE_REPORT_INTERVAL_MAX 86400u
 
 /*
  * Parse a decimal number in [min, max]: digits only, no sign, no blanks.
@@ -37,6 +39,10 @@ bool tunable_parse_uint(const char *text, unsigned min, unsigned max,
 /* One line on stderr: "cnamutex: ignoring NAME=VALUE: reason; using DEFAULT". */
 void tunable_complain(const char *name, const char *value, const char *reason,
 		      const char *fallback);
+
+/* Complaints go to fd (the log file, while it is open at load) instead of
+ * stderr; -1 for stderr again. */
+void tunable_complaints_to(int fd);
 
 /* Read every CNAMUTEX_* variable except the topology (see topology.h). */
 void tunables_load(struct tunables *t);

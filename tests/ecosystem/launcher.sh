@@ -34,9 +34,21 @@ usage_error --topology threads= "$probe"
 usage_error --topology bogus "$probe"
 usage_error --topology cpus=0//1 "$probe"
 usage_error --profile=xml "$probe"
+usage_error --log-file "" "$probe"
+usage_error --log-file= "$probe"
+usage_error --log-file "$work/x%" "$probe"
+usage_error --log-file "$work/x%q" "$probe"
+usage_error --log-file=%%%
+usage_error --log-file
+usage_error --report-interval 0 "$probe"
+usage_error --report-interval 86401 "$probe"
+usage_error --report-interval=1000000000 "$probe"
+usage_error --report-interval abc "$probe"
 usage_error --stats --
 grep -q "expected auto, on or off, not 'bogus'" <("$launcher" --numa bogus "$probe" 2>&1) ||
 	fail "--numa bogus: the message does not say what is expected"
+grep -q "unknown '%q' in 'x%q'" <("$launcher" --log-file x%q "$probe" 2>&1) ||
+	fail "--log-file x%q: the message does not name the sequence"
 
 # The program's exit status is the launcher's.
 for status in 0 3 42; do
@@ -54,15 +66,18 @@ expect "pid of the program" "$(sed -n 's/^pid=//p' "$work/out")" "$launched"
 
 # Options become the shim's variables, in either spelling.
 "$launcher" --threshold-ms 5 --numa on --topology threads=2 --spin 0 --shuffle-bits 3 \
-	--profile=json "$probe" >"$work/out" 2>/dev/null
+	--profile=json --log-file "$work/a%%b.%e.%p" --report-interval 1 "$probe" >"$work/out" 2>/dev/null
 for pair in CNAMUTEX_THRESHOLD_MS=5 CNAMUTEX_NUMA=on CNAMUTEX_TOPOLOGY=threads=2 \
-	CNAMUTEX_SPIN=0 CNAMUTEX_SHUFFLE_BITS=3 CNAMUTEX_PROFILE=json CNAMUTEX_STATS='\(unset\)'; do
+	CNAMUTEX_SPIN=0 CNAMUTEX_SHUFFLE_BITS=3 CNAMUTEX_PROFILE=json CNAMUTEX_STATS='\(unset\)' \
+	"CNAMUTEX_LOG_FILE=$work/a%%b.%e.%p" CNAMUTEX_REPORT_INTERVAL_S=1; do
 	expect_grep "option for $pair" "^$pair\$" "$work/out"
 done
 "$launcher" --threshold-ms=100 --numa=off --topology=cpus=0-1,3/2 --spin=100000000 \
-	--shuffle-bits=0 --profile --stats "$probe" >"$work/out" 2>/dev/null
+	--shuffle-bits=0 --profile --stats --log-file=/dev/null --report-interval=86400 \
+	"$probe" >"$work/out" 2>/dev/null
 for pair in CNAMUTEX_THRESHOLD_MS=100 CNAMUTEX_NUMA=off CNAMUTEX_TOPOLOGY=cpus=0-1,3/2 \
-	CNAMUTEX_SPIN=100000000 CNAMUTEX_SHUFFLE_BITS=0 CNAMUTEX_PROFILE=1 CNAMUTEX_STATS=1; do
+	CNAMUTEX_SPIN=100000000 CNAMUTEX_SHUFFLE_BITS=0 CNAMUTEX_PROFILE=1 CNAMUTEX_STATS=1 \
+	CNAMUTEX_LOG_FILE=/dev/null CNAMUTEX_REPORT_INTERVAL_S=86400; do
 	expect_grep "option= for $pair" "^$pair\$" "$work/out"
 done
 
@@ -71,6 +86,17 @@ done
 expect_grep "--stats" '^cnamutex: stats acquisitions_fast=[1-9][0-9]* .*wait_mean_us=' "$work/err"
 "$launcher" "$probe" >/dev/null 2>"$work/err"
 grep -q 'cnamutex: stats' "$work/err" && fail "stats line without --stats"
+
+# --log-file: the report in the program's own file (the launcher execs it,
+# so %p is the launcher's pid), nothing on stderr.
+mkdir "$work/logs"
+"$launcher" --stats --log-file "$work/logs/%e.%p" "$probe" >"$work/out" 2>"$work/err" &
+launched=$!
+wait "$launched"
+expect "stderr with --log-file" "$(cat "$work/err")" ""
+expect "files from --log-file" "$(ls "$work/logs")" "$(basename "$probe").$launched"
+expect_grep "--log-file" "^cnamutex: stats acquisitions_fast=[1-9][0-9]* .* pid=$launched " \
+	"$work/logs/$(basename "$probe").$launched"
 
 # LD_PRELOAD: appended to what is there, never twice.  The program runs
 # under the shim with what it was given.
@@ -112,7 +138,8 @@ expect_grep "missing library" "^cnamutex: library not found: $work/missing.so" "
 # --help and --version.
 "$launcher" --help >"$work/out"
 expect "exit status of --help" "$?" 0
-for option in --threshold-ms --numa --topology --stats --profile --spin --shuffle-bits; do
+for option in --threshold-ms --numa --topology --stats --profile --log-file --report-interval \
+	--spin --shuffle-bits; do
 	expect_grep "--help mentions $option" "^  $option" "$work/out"
 done
 expect_grep "--version" '^cnamutex [0-9]+\.[0-9]+' <("$launcher" --version)

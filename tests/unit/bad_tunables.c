@@ -43,6 +43,8 @@ static const struct tunable tunables[] = {
 	  { "nodes=2", "threads=2", "cpus=0/1" } },
 	{ "CNAMUTEX_STATS", "0", { "2", "yes", " 1", "1 " }, { "0" } },
 	{ "CNAMUTEX_PROFILE", "0", { "2", "JSON", "json " }, { "0" } },
+	{ "CNAMUTEX_REPORT_INTERVAL_S", "reports only at exit",
+	  { "0", "86401", "1000000000", "4294967296", "+5", "1.5", "1e3" }, { "1", "86400", "60" } },
 };
 
 static struct child_result result;

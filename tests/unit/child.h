@@ -21,16 +21,22 @@ extern char **environ;
 
 struct child_result {
 	int exit_code;                  /* -1 unless it exited normally */
-	char err[CHILD_STDERR_MAX + 1]; /* its stderr, NUL-terminated */
+	char err[CHILD_STDERR_MAX + 1]; /* the captured stream, NUL-terminated */
+};
+
+/* The child's standard streams. */
+enum child_streams {
+	CHILD_CAPTURE_STDERR,        /* stderr captured, stdout to /dev/null */
+	CHILD_CAPTURE_STDOUT_CLOSED_STDERR, /* stdout captured, stderr closed */
 };
 
 /*
  * Run /proc/self/exe with argv and the parent's environment minus every
- * CNAMUTEX_* variable, plus the "NAME=VALUE" strings of set (NULL-ended).
- * The child's stdout goes to /dev/null.  Returns false if it could not run.
+ * CNAMUTEX_* variable, plus the "NAME=VALUE" strings of set (NULL-ended),
+ * its streams set up as streams says.  Returns false if it could not run.
  */
-static inline bool child_run(char *const argv[], const char *const set[],
-			     struct child_result *out)
+static inline bool child_run_streams(char *const argv[], const char *const set[],
+				     enum child_streams streams, struct child_result *out)
 {
 	char *envp[CHILD_ENV_MAX + 1];
 	size_t n = 0;
@@ -52,8 +58,13 @@ static inline bool child_run(char *const argv[], const char *const set[],
 		return false;
 	posix_spawn_file_actions_t actions;
 	posix_spawn_file_actions_init(&actions);
-	posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDERR_FILENO);
-	posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+	if (streams == CHILD_CAPTURE_STDERR) {
+		posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDERR_FILENO);
+		posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+	} else {
+		posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);
+		posix_spawn_file_actions_addclose(&actions, STDERR_FILENO);
+	}
 	pid_t pid;
 	int err = posix_spawn(&pid, "/proc/self/exe", &actions, NULL, argv, envp);
 	posix_spawn_file_actions_destroy(&actions);
@@ -85,6 +96,13 @@ static inline bool child_run(char *const argv[], const char *const set[],
 			return false;
 	out->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 	return true;
+}
+
+/* child_run_streams() with stderr captured and stdout to /dev/null. */
+static inline bool child_run(char *const argv[], const char *const set[],
+			     struct child_result *out)
+{
+	return child_run_streams(argv, set, CHILD_CAPTURE_STDERR, out);
 }
 
 /*
@@ -136,13 +154,16 @@ static inline int child_line_count(const char *text)
 
 
 /* The child's job in the tunable tests: two threads take one mutex
- * CHILD_WORKOUT_ROUNDS times each, so a harmed shim shows. */
+ * CHILD_WORKOUT_ROUNDS times each, the owner yielding now and then so
+ * that the other one waits, so a harmed shim shows. */
 #include <pthread.h>
+#include <sched.h>
 
 #include "../check.h"
 
 #define CHILD_WORKOUT_THREADS 2
 #define CHILD_WORKOUT_ROUNDS 2000
+#define CHILD_WORKOUT_YIELD_EVERY 8
 
 static pthread_mutex_t child_workout_mutex = PTHREAD_MUTEX_INITIALIZER;
 static unsigned long child_workout_counter;
@@ -153,6 +174,8 @@ static void *child_workout_hammer(void *arg)
 	for (int i = 0; i < CHILD_WORKOUT_ROUNDS; i++) {
 		CHECK_EQ(pthread_mutex_lock(&child_workout_mutex), 0);
 		child_workout_counter++;
+		if (i % CHILD_WORKOUT_YIELD_EVERY == 0)
+			sched_yield();
 		CHECK_EQ(pthread_mutex_unlock(&child_workout_mutex), 0);
 	}
 	return NULL;

@@ -124,25 +124,12 @@ static bool parse(struct stats_line *stats)
 	return true;
 }
 
-/* Every acquisition lands in exactly one of these. */
-static double acquisitions(const struct stats_line *s)
-{
-	double n = stats_get(s, "acquisitions_fast") + stats_get(s, "acquisitions_slow");
-	const char *optional[] = { "acquisitions_spun", "acquisitions_timed", "acquisitions_word",
-				   "queue_fallbacks" };
-	for (size_t i = 0; i < sizeof optional / sizeof optional[0]; i++)
-		for (int k = 0; k < s->keys; k++)
-			if (!strcmp(s->key[k], optional[i]))
-				n += s->value[k];
-	return n;
-}
-
 /* Every contended acquisition is one lock transfer of one of three kinds. */
 static void check_transfers_add_up(const struct stats_line *s)
 {
 	CHECK_EQ(stats_get(s, "transfers_local") + stats_get(s, "transfers_remote") +
 		 stats_get(s, "transfers_unknown"),
-		 acquisitions(s) - stats_get(s, "acquisitions_fast"));
+		 stats_acquisitions(s) - stats_get(s, "acquisitions_fast"));
 }
 
 /* Where each waiter goes.  The owner holds the mutex; the first waiter
@@ -271,7 +258,7 @@ static void routing_counts(void)
 	if (!run("routing", set) || !parse(&s))
 		return;
 	fputs(result.err, stdout);
-	CHECK_EQ(acquisitions(&s), 3);
+	CHECK_EQ(stats_acquisitions(&s), 3);
 	CHECK_EQ(stats_get(&s, "acquisitions_fast"), 1);
 	CHECK_EQ(stats_get(&s, "acquisitions_word"), 1);
 	CHECK_EQ(stats_get(&s, "acquisitions_slow"), 1);
@@ -300,7 +287,7 @@ static void requeue_counts(void)
 		if (!run("requeue", sets[i]) || !parse(&s))
 			continue;
 		fputs(result.err, stdout);
-		CHECK_EQ(acquisitions(&s), 4);
+		CHECK_EQ(stats_acquisitions(&s), 4);
 		CHECK_EQ(stats_get(&s, "acquisitions_word"), 1);
 		CHECK_EQ(stats_get(&s, "acquisitions_slow"), 2);
 		CHECK_EQ(stats_get(&s, "handoffs_local") + stats_get(&s, "handoffs_remote"), 1);
@@ -317,7 +304,7 @@ static void known_counts(void)
 		return;
 	fputs(result.err, stdout);
 	CHECK_EQ(stats_get(&s, "acquisitions_fast"), FAST_ACQUISITIONS);
-	CHECK_EQ(acquisitions(&s), FAST_ACQUISITIONS);
+	CHECK_EQ(stats_acquisitions(&s), FAST_ACQUISITIONS);
 	CHECK_EQ(stats_get(&s, "acquisitions_slow"), 0);
 	CHECK_EQ(stats_get(&s, "handoffs_local") + stats_get(&s, "handoffs_remote"), 0);
 	CHECK_EQ(stats_get(&s, "secondary_moves") + stats_get(&s, "flushes"), 0);
@@ -337,7 +324,7 @@ static void contended_counts(void)
 	if (!run("contended", set) || !parse(&s))
 		return;
 	fputs(result.err, stdout);
-	CHECK_EQ(acquisitions(&s), CONTENDED_THREADS * CONTENDED_ROUNDS);
+	CHECK_EQ(stats_acquisitions(&s), CONTENDED_THREADS * CONTENDED_ROUNDS);
 	/* Some acquisitions waited; whether any went through the queue rather
 	 * than the spin or the word is the scheduler's choice (routing_counts
 	 * and requeue_counts prove each path on purpose). */

@@ -74,4 +74,18 @@ static inline double stats_get(const struct stats_line *s, const char *key)
 	return -1;
 }
 
+/* Every acquisition lands in exactly one of these; the ones after the
+ * first two appear only where the line has them. */
+static inline double stats_acquisitions(const struct stats_line *s)
+{
+	double n = stats_get(s, "acquisitions_fast") + stats_get(s, "acquisitions_slow");
+	const char *optional[] = { "acquisitions_spun", "acquisitions_timed", "acquisitions_word",
+				   "queue_fallbacks" };
+	for (size_t i = 0; i < sizeof optional / sizeof optional[0]; i++)
+		for (int k = 0; k < s->keys; k++)
+			if (!strcmp(s->key[k], optional[i]))
+				n += s->value[k];
+	return n;
+}
+
 #endif
