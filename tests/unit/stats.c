@@ -124,6 +124,15 @@ static bool parse(struct stats_line *stats)
 	return true;
 }
 
+/* run(), then parse(), and show the line; false if either failed. */
+static bool run_parsed(const char *mode, const char *const set[], struct stats_line *stats)
+{
+	if (!run(mode, set) || !parse(stats))
+		return false;
+	fputs(result.err, stdout);
+	return true;
+}
+
 /* Every contended acquisition is one lock transfer of one of three kinds. */
 static void check_transfers_add_up(const struct stats_line *s)
 {
@@ -255,9 +264,8 @@ static void routing_counts(void)
 {
 	const char *set[] = { "CNAMUTEX_STATS=1", NULL };
 	struct stats_line s;
-	if (!run("routing", set) || !parse(&s))
+	if (!run_parsed("routing", set, &s))
 		return;
-	fputs(result.err, stdout);
 	CHECK_EQ(stats_acquisitions(&s), 3);
 	CHECK_EQ(stats_get(&s, "acquisitions_fast"), 1);
 	CHECK_EQ(stats_get(&s, "acquisitions_word"), 1);
@@ -300,9 +308,8 @@ static void known_counts(void)
 {
 	const char *set[] = { "CNAMUTEX_STATS=1", NULL };
 	struct stats_line s;
-	if (!run("count", set) || !parse(&s))
+	if (!run_parsed("count", set, &s))
 		return;
-	fputs(result.err, stdout);
 	CHECK_EQ(stats_get(&s, "acquisitions_fast"), FAST_ACQUISITIONS);
 	CHECK_EQ(stats_acquisitions(&s), FAST_ACQUISITIONS);
 	CHECK_EQ(stats_get(&s, "acquisitions_slow"), 0);
@@ -321,9 +328,8 @@ static void contended_counts(void)
 	/* One virtual node, so the default (auto) is NUMA-blind on any host. */
 	const char *set[] = { "CNAMUTEX_STATS=1", "CNAMUTEX_TOPOLOGY=nodes=1", NULL };
 	struct stats_line s;
-	if (!run("contended", set) || !parse(&s))
+	if (!run_parsed("contended", set, &s))
 		return;
-	fputs(result.err, stdout);
 	CHECK_EQ(stats_acquisitions(&s), CONTENDED_THREADS * CONTENDED_ROUNDS);
 	/* Some acquisitions waited; whether any went through the queue rather
 	 * than the spin or the word is the scheduler's choice (routing_counts
@@ -348,9 +354,8 @@ static void relay_counts(void)
 {
 	const char *set[] = { "CNAMUTEX_STATS=1", "CNAMUTEX_TOPOLOGY=threads=2", NULL };
 	struct stats_line s;
-	if (!run("relay", set) || !parse(&s))
+	if (!run_parsed("relay", set, &s))
 		return;
-	fputs(result.err, stdout);
 	check_transfers_add_up(&s);
 	CHECK_EQ(stats_get(&s, "transfers_unknown"), 1);
 	CHECK_EQ(stats_get(&s, "transfers_remote"), 3);
