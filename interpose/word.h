@@ -26,7 +26,7 @@ struct word_gate {
 	uint32_t mine;                      /* our node + 1 */
 	uint64_t defer_until_ns;
 	bool expired;                       /* defer_until_ns has passed: starving */
-	unsigned deferrals;                 /* free words left alone, for statistics */
+	unsigned deferrals;                 /* free words left alone (read by the word-gate test) */
 };
 
 /*
