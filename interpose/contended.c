@@ -31,6 +31,8 @@ struct cna_params cnamutex_params = {
 	.spin_budget = TUNABLE_SPIN_DEFAULT,
 };
 
+uint64_t contended_cpu_batch_ns = TUNABLE_CPU_BATCH_US_DEFAULT * 1000ull;
+
 static unsigned spin_budget(struct cnamutex_thread *self, enum spin_kind kind)
 {
 	unsigned budget = cnamutex_params.spin_budget;
@@ -86,9 +88,12 @@ static struct stats_block *contended_acquired(pthread_mutex_t *m, struct cnamute
 					      const struct cna_handoff *handoff,
 					      const struct word_gate *gate, uint64_t *waited)
 {
-	enum transfer_kind transfer = mutex_note_owner_node(
-		m, topology_current_node(self->index), gate && gate->expired);
+	enum transfer_kind transfer = mutex_note_owner(
+		m, topology_current_node(self->index), platform_current_cpu(),
+		gate && gate->node.mask && gate->node.expired);
 	profile_contended(m, start_ns, handoff, transfer);
+	if (gate)
+		self->gate_grace = (uint8_t)gate->grace;
 	if (!stats_enabled)
 		return NULL;
 	struct stats_block *s = stats_self();
@@ -102,24 +107,37 @@ static struct stats_block *contended_acquired(pthread_mutex_t *m, struct cnamute
 }
 
 /*
- * With NUMA ordering on, a waiter that is not a priority waiter spins
- * behind a node gate (word.h): it leaves a free word to the last owner's
- * node for a moment, until its wait has lasted the threshold.
+ * A waiter that is not a priority waiter spins behind a gate (word.h): it
+ * leaves a free word to the last owner's CPU for up to cpu_batch_ns, and
+ * with NUMA ordering on to its node, until its wait has lasted the
+ * threshold.
  */
 static struct word_gate *prepare_gate(struct word_gate *gate, pthread_mutex_t *m,
 				      struct cnamutex_thread *self, uint64_t start_ns)
 {
-	if (!cnamutex_params.numa_aware)
+	bool numa = cnamutex_params.numa_aware;
+	if (!numa && !contended_cpu_batch_ns)
 		return NULL;
 	thread_prepare_node(self);
 	if (self->node.priority)
 		return NULL;
+	uint64_t now = start_ns ? start_ns : cna_now_ns();
 	*gate = (struct word_gate){
-		.owner_node = mutex_owner_node_slot(m),
-		.mine = (uint32_t)self->node.real_node + 1u,
-		.defer_until_ns = (start_ns ? start_ns : cna_now_ns()) +
-				  cnamutex_params.threshold_ns,
+		.owner_slot = mutex_owner_slot(m),
+		.grace = self->gate_grace ? self->gate_grace : WORD_GATE_GRACE_MAX,
 	};
+	if (numa)
+		gate->node = (struct gate_level){
+			.mask = OWNER_NODE_MASK,
+			.mine = (uint32_t)self->node.real_node + 1u,
+			.until_ns = now + cnamutex_params.threshold_ns,
+		};
+	if (contended_cpu_batch_ns)
+		gate->cpu = (struct gate_level){
+			.mask = OWNER_CPU_MASK,
+			.mine = owner_cpu_bits(platform_current_cpu()),
+			.until_ns = now + contended_cpu_batch_ns,
+		};
 	return gate;
 }
 

@@ -3,11 +3,15 @@
 #define INTERPOSE_CONTENDED_H
 
 #include <pthread.h>
+#include <stdint.h>
 #include <time.h>
 
 #include "../cna/cna.h"
 
 extern struct cna_params cnamutex_params;
+
+/* How long a waiter leaves a free word to the CPU that last owned it (0: never). */
+extern uint64_t contended_cpu_batch_ns;
 
 /* Acquire a queueable mutex whose fast-path CAS failed. */
 void contended_lock(pthread_mutex_t *m);

@@ -59,6 +59,7 @@ __attribute__((constructor)) static void cnamutex_load(void)
 	cnamutex_params.threshold_ns = (uint64_t)settings.threshold_ms * 1000000u;
 	cnamutex_params.shuffle_bits = settings.shuffle_bits;
 	cnamutex_params.spin_budget = settings.spin;
+	contended_cpu_batch_ns = (uint64_t)settings.cpu_batch_us * 1000u;
 	stats_init(settings.stats);
 	profile_init(settings.profile);
 	report_init(settings.report_interval_s);

@@ -41,8 +41,19 @@ enum transfer_kind { TRANSFER_UNKNOWN, TRANSFER_LOCAL, TRANSFER_REMOTE };
 #define OWNER_NODE_UNKNOWN 0u
 #define OWNER_NODE_MASK 0xffffu
 #define OWNER_STARVING 0x10000u
+/* Bits 17-31: the CPU the last owner ran on, plus one (0: not known). */
+#define OWNER_CPU_SHIFT 17
+#define OWNER_CPU_LIMIT 0x7fffu
+#define OWNER_CPU_MASK (OWNER_CPU_LIMIT << OWNER_CPU_SHIFT)
 
-static inline _Atomic uint32_t *mutex_owner_node_slot(pthread_mutex_t *m)
+static inline uint32_t owner_cpu_bits(int cpu)
+{
+	if (cpu < 0 || (unsigned)cpu >= OWNER_CPU_LIMIT)
+		return 0;
+	return ((uint32_t)cpu + 1u) << OWNER_CPU_SHIFT;
+}
+
+static inline _Atomic uint32_t *mutex_owner_slot(pthread_mutex_t *m)
 {
 	return (_Atomic uint32_t *)(void *)&m->__data.__list;
 }
@@ -54,13 +65,14 @@ static inline _Atomic uint32_t *mutex_owner_node_slot(pthread_mutex_t *m)
  * a hint, so relaxed: a mark lost to a racing store is set again at the
  * starving waiter's next lost attempt, and exclusion never depends on it.
  */
-static inline enum transfer_kind mutex_note_owner_node(pthread_mutex_t *m, int node,
-						      bool was_starving)
+static inline enum transfer_kind mutex_note_owner(pthread_mutex_t *m, int node, int cpu,
+						 bool was_starving)
 {
-	_Atomic uint32_t *slot = mutex_owner_node_slot(m);
+	_Atomic uint32_t *slot = mutex_owner_slot(m);
 	uint32_t mine = (uint32_t)node + 1u;
 	uint32_t before = atomic_load_explicit(slot, memory_order_relaxed);
-	uint32_t after = mine | (was_starving ? 0 : before & OWNER_STARVING);
+	uint32_t after = mine | owner_cpu_bits(cpu) |
+			 (was_starving ? 0 : before & OWNER_STARVING);
 	if (before != after)
 		atomic_store_explicit(slot, after, memory_order_relaxed);
 	uint32_t before_node = before & OWNER_NODE_MASK;
@@ -72,9 +84,9 @@ static inline enum transfer_kind mutex_note_owner_node(pthread_mutex_t *m, int n
 /* With statistics or the profile on, an owner whose node is not known yet. */
 static inline void mutex_forget_owner_node(pthread_mutex_t *m)
 {
-	_Atomic uint32_t *slot = mutex_owner_node_slot(m);
+	_Atomic uint32_t *slot = mutex_owner_slot(m);
 	uint32_t before = atomic_load_explicit(slot, memory_order_relaxed);
-	if (before & OWNER_NODE_MASK)
+	if (before & (OWNER_NODE_MASK | OWNER_CPU_MASK))
 		atomic_store_explicit(slot, before & OWNER_STARVING, memory_order_relaxed);
 }
 

@@ -14,6 +14,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
+#include "../cna/platform.h"
 #include "claimed_pages.h"
 #include "profile_table.h"
 #include "report.h"
@@ -150,7 +151,8 @@ void instrument_fast_acquisition(pthread_mutex_t *mutex)
 	/* A thread's virtual node is known from its first contention on;
 	 * before that its owning makes the next transfer's kind unknown. */
 	if (self->index_assigned || !topology_is_per_thread())
-		mutex_note_owner_node(mutex, topology_current_node(self->index), false);
+		mutex_note_owner(mutex, topology_current_node(self->index),
+				 platform_current_cpu(), false);
 	else
 		mutex_forget_owner_node(mutex);
 	if (profile_enabled) {

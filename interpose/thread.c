@@ -62,4 +62,5 @@ void thread_reset_after_fork(void)
 	/* What the parent's waits taught about spinning says nothing of the
 	 * child's threads: start again from the full budgets. */
 	self->spin = (struct spin_credit){ 0 };
+	self->gate_grace = 0;
 }

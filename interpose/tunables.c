@@ -148,6 +148,8 @@ void tunables_load(struct tunables *t)
 	load_uint("CNAMUTEX_SHUFFLE_BITS", 0, 31, TUNABLE_SHUFFLE_BITS_DEFAULT, NULL,
 		  &t->shuffle_bits);
 	load_uint("CNAMUTEX_SPIN", 0, TUNABLE_SPIN_MAX, TUNABLE_SPIN_DEFAULT, NULL, &t->spin);
+	load_uint("CNAMUTEX_CPU_BATCH_US", 0, TUNABLE_CPU_BATCH_US_MAX,
+		  TUNABLE_CPU_BATCH_US_DEFAULT, NULL, &t->cpu_batch_us);
 	load_flag("CNAMUTEX_STATS", &t->stats);
 	load_profile(&t->profile);
 	load_uint("CNAMUTEX_REPORT_INTERVAL_S", 1, TUNABLE_REPORT_INTERVAL_MAX, 0,

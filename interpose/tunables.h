@@ -15,6 +15,7 @@ struct tunables {
 	unsigned spin;            /* CNAMUTEX_SPIN, spin rounds before parking */
 	bool stats;               /* CNAMUTEX_STATS */
 	enum profile_mode profile; /* CNAMUTEX_PROFILE: 0, 1 (table) or json */
+	unsigned cpu_batch_us;    /* CNAMUTEX_CPU_BATCH_US, 0..1000000 */
 	unsigned report_interval_s; /* CNAMUTEX_REPORT_INTERVAL_S, 1..86400; 0 only at exit */
 };
 
@@ -27,6 +28,11 @@ struct tunables {
  * readrandom (4, 8, 16 threads) and mutexbench (2, 4, 8, 16 threads). */
 #define TUNABLE_SPIN_DEFAULT 1000u
 #define TUNABLE_SPIN_MAX 100000000u
+/* A tenth of the threshold: moving between CPUs costs less than between
+ * nodes, so a shorter batch amortises it, and keeps the order fair at a
+ * finer grain (see word.h). */
+#define TUNABLE_CPU_BATCH_US_DEFAULT 1000u
+#define TUNABLE_CPU_BATCH_US_MAX 1000000u
 #define TUNABLE_REPORT_INTERVAL_MAX 86400u
 
 /*

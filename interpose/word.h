@@ -11,21 +11,40 @@
 #include "glibc_mutex.h"
 
 /*
- * A waiter's node preference, with NUMA ordering on (NULL: none).  While
- * the mutex's last owner ran on another node than ours, a word seen free is
- * left alone for a yield, so that a waiter of the owner's node -- or the
- * owner itself, coming back -- takes it and keeps the lock's lines on that
- * node; if nobody does, we take it.  From defer_until_ns on (our wait has
- * lasted the threshold) we are starving: we defer no more, and each attempt
- * we lose marks the mutex OWNER_STARVING, which makes every other gated
- * waiter leave a free word alone for a few yields more, so that we get it.
- * Every deference is bounded, so a stale mark costs yields, never the lock.
+ * A waiter's preference for the domain that holds the lock (NULL: none).
+ * Moving a lock to another CPU moves its lines (the word, the data it
+ * guards), and between nodes that costs most; so while the mutex's last
+ * owner ran elsewhere, a word seen free is left alone for a few yields,
+ * for the owner itself, coming back, or a waiter of its domain to take:
+ * the lock serves a batch there before it moves.  Two levels, each with
+ * its own deadline: the node (with NUMA ordering on), up to the threshold,
+ * and the CPU, for a shorter time (CNAMUTEX_CPU_BATCH_US).  While we defer
+ * to a busy owner elsewhere, the spin budget counts only rounds the word
+ * stays held, so a lock that keeps changing hands there does not send us
+ * to sleep, but one held long does.
+ *
+ * Past its node deadline a waiter is starving: it defers no more, and each
+ * attempt it loses to another node's owner marks the mutex OWNER_STARVING,
+ * which makes every other gated waiter leave a free word alone longer, so
+ * that the starving one gets it.  Past the CPU deadline it simply competes
+ * as an ungated waiter does.  Every deference is bounded, so a stale mark
+ * costs yields, never the lock.
  */
+struct gate_level {
+	uint32_t mask;        /* the owner slot's bits naming this level's domain; 0: unused */
+	uint32_t mine;        /* our domain, as those bits (0: not known) */
+	uint64_t until_ns;    /* we defer at this level until then */
+	bool expired;         /* until_ns has passed */
+};
+
+/* Bounds of a gate's grace (word.c says how it is learnt). */
+#define WORD_GATE_GRACE_MIN 1u
+#define WORD_GATE_GRACE_MAX 4u
+
 struct word_gate {
-	_Atomic uint32_t *owner_node;       /* locality.h's slot: owner's node + 1 */
-	uint32_t mine;                      /* our node + 1 */
-	uint64_t defer_until_ns;
-	bool expired;                       /* defer_until_ns has passed: starving */
+	_Atomic uint32_t *owner_slot;       /* locality.h's slot: owner's node and CPU */
+	struct gate_level node, cpu;
+	unsigned grace;                     /* yields per free word, learnt (word.c) */
 	unsigned deferrals;                 /* free words left alone (read by the word-gate test) */
 };
 

@@ -1,8 +1,9 @@
-/* tests/unit/word_gate.c — the waiter's node gate (interpose/word.h) on
- * one thread: a free word last owned by another node is left alone for
- * exactly the grace, and not at all when the owner is of our node or not
- * known, when the gate's deadline has passed, or without a gate; a word
- * marked by a starving waiter is left alone longer, whoever owned it. */
+/* tests/unit/word_gate.c — the waiter's gate (interpose/word.h) on one
+ * thread: a free word last owned by another node or CPU is left alone for
+ * the grace, which each deference that leaves the word idle lowers, and not
+ * at all when the owner is of our domain or not known, when the level's
+ * deadline has passed, or without a gate; a word marked by a starving
+ * waiter is left alone longer, whoever owned it. */
 #include <stdatomic.h>
 #include <stdint.h>
 
@@ -17,11 +18,29 @@
 
 static _Atomic uint32_t owner_slot;
 
+#define OUR_CPU (5u << OWNER_CPU_SHIFT)     /* CPU 4, plus one */
+#define OTHER_CPU (8u << OWNER_CPU_SHIFT)   /* CPU 7, plus one */
+
+/* A gate at the node level only, as NUMA ordering on with no CPU batch. */
 static struct word_gate gate_for(uint32_t owner, uint64_t defer_until_ns)
 {
 	atomic_store(&owner_slot, owner);
-	return (struct word_gate){ .owner_node = &owner_slot, .mine = OUR_NODE,
-				   .defer_until_ns = defer_until_ns };
+	return (struct word_gate){
+		.owner_slot = &owner_slot,
+		.node = { .mask = OWNER_NODE_MASK, .mine = OUR_NODE, .until_ns = defer_until_ns },
+		.grace = WORD_GATE_GRACE_MAX,
+	};
+}
+
+/* A gate at the CPU level only, as NUMA ordering off. */
+static struct word_gate cpu_gate_for(uint32_t owner, uint64_t defer_until_ns, unsigned grace)
+{
+	atomic_store(&owner_slot, owner);
+	return (struct word_gate){
+		.owner_slot = &owner_slot,
+		.cpu = { .mask = OWNER_CPU_MASK, .mine = OUR_CPU, .until_ns = defer_until_ns },
+		.grace = grace,
+	};
 }
 
 /* Spin on a free word through gate: it must be taken, after deferrals yields. */
@@ -41,9 +60,18 @@ int main(void)
 {
 	uint64_t far = cna_now_ns() + 3600ull * 1000000000u;
 
+	/* Another node's owner: the grace plus 6 yields (word.c).  From grace
+	 * 4, each deference that leaves the word idle lowers the grace, down to
+	 * 1: 4+6, 3+6, 2+6, then 1+6 from the fourth on, so the seventh
+	 * deference is the last. */
 	struct word_gate remote = gate_for(OTHER_NODE, far);
-	takes_free_word(&remote, 1, "a remote owner's word is deferred once, then taken");
-	CHECK(!remote.expired);
+	takes_free_word(&remote, 7, "a remote owner's word is deferred seven times as the grace falls");
+	CHECK_EQ(remote.grace, WORD_GATE_GRACE_MIN);
+	CHECK(!remote.node.expired);
+	struct word_gate remote_learnt = gate_for(OTHER_NODE, far);
+	remote_learnt.grace = WORD_GATE_GRACE_MIN;
+	takes_free_word(&remote_learnt, 7, "at the lowest grace: 1+6 deferrals, then taken");
+	CHECK_EQ(remote_learnt.grace, WORD_GATE_GRACE_MIN);
 
 	struct word_gate local = gate_for(OUR_NODE, far);
 	takes_free_word(&local, 0, "our own node's word is taken at once");
@@ -53,7 +81,20 @@ int main(void)
 
 	struct word_gate late = gate_for(OTHER_NODE, cna_now_ns());
 	takes_free_word(&late, 0, "past the deadline the gate is open");
-	CHECK(late.expired);
+	CHECK(late.node.expired);
+
+	/* The CPU level: the owner's node does not matter, its CPU does; no
+	 * extra yields.  From grace 3: deferred (grace 2), deferred (grace 1),
+	 * and the third sighting has used the grace. */
+	struct word_gate cpu_remote = cpu_gate_for(OUR_NODE | OTHER_CPU, far, 3);
+	takes_free_word(&cpu_remote, 2, "another CPU's word is deferred as the grace falls");
+	struct word_gate cpu_local = cpu_gate_for(OTHER_NODE | OUR_CPU, far, 4);
+	takes_free_word(&cpu_local, 0, "our own CPU's word is taken at once");
+	struct word_gate cpu_unknown = cpu_gate_for(OTHER_NODE, far, 4);
+	takes_free_word(&cpu_unknown, 0, "a word whose owner's CPU is not known is taken at once");
+	struct word_gate cpu_late = cpu_gate_for(OTHER_CPU, cna_now_ns(), 4);
+	takes_free_word(&cpu_late, 0, "past the CPU batch the gate is open");
+	CHECK(cpu_late.cpu.expired);
 
 	takes_free_word(NULL, 0, "no gate: taken at once");
 
@@ -62,11 +103,18 @@ int main(void)
 	struct word_gate starving_late = gate_for(OTHER_NODE | OWNER_STARVING, cna_now_ns());
 	takes_free_word(&starving_late, 0, "a waiter starving too does not defer");
 
-	/* A word that stays held: no deferral is counted, the spin gives up. */
+	/* A word that stays held: no deferral is counted, the spin gives up,
+	 * with the owner elsewhere too (it counts the rounds held, not the
+	 * budget), and with a budget of 1 when the owner is of our node. */
 	_Atomic uint32_t held = WORD_HELD;
 	struct word_gate waiting = gate_for(OTHER_NODE, far);
 	CHECK(!word_spin_lock(&held, BUDGET, &waiting));
 	CHECK_EQ(waiting.deferrals, 0);
+	CHECK_EQ(atomic_load(&held), WORD_HELD);
+	struct word_gate waiting_cpu = cpu_gate_for(OTHER_CPU, far, 4);
+	CHECK(!word_spin_lock(&held, 1, &waiting_cpu));
+	struct word_gate waiting_local = gate_for(OUR_NODE, far);
+	CHECK(!word_spin_lock(&held, 1, &waiting_local));
 	CHECK_EQ(atomic_load(&held), WORD_HELD);
 
 	/* A newcomer's spin still stops at a word somebody waits on. */
