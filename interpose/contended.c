@@ -93,7 +93,7 @@ static struct stats_block *contended_acquired(pthread_mutex_t *m, struct cnamute
 		gate && gate->node.mask && gate->node.expired);
 	profile_contended(m, start_ns, handoff, transfer);
 	if (gate)
-		self->gate_grace = (uint8_t)gate->grace;
+		self->gate_grace = (uint8_t)(gate->grace + 1u);
 	if (!stats_enabled)
 		return NULL;
 	struct stats_block *s = stats_self();
@@ -124,7 +124,8 @@ static struct word_gate *prepare_gate(struct word_gate *gate, pthread_mutex_t *m
 	uint64_t now = start_ns ? start_ns : cna_now_ns();
 	*gate = (struct word_gate){
 		.owner_slot = mutex_owner_slot(m),
-		.grace = self->gate_grace ? self->gate_grace : WORD_GATE_GRACE_MAX,
+		/* 0: no gate yet; else the grace learnt, plus one. */
+		.grace = self->gate_grace ? self->gate_grace - 1u : WORD_GATE_GRACE_MAX,
 	};
 	if (numa)
 		gate->node = (struct gate_level){
@@ -132,11 +133,14 @@ static struct word_gate *prepare_gate(struct word_gate *gate, pthread_mutex_t *m
 			.mine = (uint32_t)self->node.real_node + 1u,
 			.until_ns = now + cnamutex_params.threshold_ns,
 		};
-	if (contended_cpu_batch_ns)
+	/* The threshold bounds every wait a preference causes: the CPU's too. */
+	uint64_t cpu_batch_ns = contended_cpu_batch_ns < cnamutex_params.threshold_ns
+		? contended_cpu_batch_ns : cnamutex_params.threshold_ns;
+	if (cpu_batch_ns)
 		gate->cpu = (struct gate_level){
 			.mask = OWNER_CPU_MASK,
 			.mine = owner_cpu_bits(platform_current_cpu()),
-			.until_ns = now + contended_cpu_batch_ns,
+			.until_ns = now + cpu_batch_ns,
 		};
 	return gate;
 }

@@ -15,7 +15,7 @@ struct cnamutex_thread {
 	pid_t tid;                 /* cached gettid(), 0 until first use */
 	uint32_t prng;             /* shuffle-reduction random state */
 	struct spin_credit spin;   /* adaptive spin budgets, see spin_credit.h */
-	uint8_t gate_grace;        /* word_gate's learnt grace; 0 until the first gate */
+	uint8_t gate_grace;        /* word_gate's learnt grace plus one; 0 until the first gate */
 	unsigned index;            /* order of first contended acquisition */
 	bool index_assigned;
 	unsigned sched_epoch_seen; /* see thread_is_priority() */

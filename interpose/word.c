@@ -43,6 +43,9 @@
  * with 0 more yields, 0.74 and 0.86 with 2, 0.90 and 0.96 with 6.
  */
 #define NODE_EXTRA_GRACE_YIELDS 6
+/* At a grace of 0, every this many free words seen one deference anyway,
+ * so that a waiter whose owners have started coming back learns it. */
+#define GATE_PROBE_EVERY 8
 /* ... and to a starving waiter, which may first have to be scheduled. */
 #define STARVING_GRACE_YIELDS 4
 /*
@@ -110,6 +113,8 @@ static bool gate_defers(struct word_gate *gate, unsigned *grace_used)
 		grace += NODE_EXTRA_GRACE_YIELDS;   /* not open: checked above */
 	else if (!level_elsewhere(&gate->cpu, slot) || level_open(&gate->cpu))
 		return false;
+	else if (grace == 0 && ++gate->probes % GATE_PROBE_EVERY == 0)
+		grace = 1;   /* now and then, see whether deferring pays again */
 	if (*grace_used >= grace)
 		return false;
 	++*grace_used;
@@ -117,9 +122,18 @@ static bool gate_defers(struct word_gate *gate, unsigned *grace_used)
 	return true;
 }
 
-/* A deference ended: was the word taken meanwhile (used), or left idle? */
-static void gate_learn(struct word_gate *gate, bool used)
+/*
+ * A deference ended: did it serve the owner's domain (the word was taken
+ * meanwhile and the slot still names the same owner domain: the owner, or
+ * one of its domain, came back), or was it wasted (left idle, or taken by
+ * a waiter of another domain, who deferred no longer than we did)?
+ * owner_before: the slot's bits when we deferred.
+ */
+static void gate_learn(struct word_gate *gate, bool taken, uint32_t owner_before)
 {
+	uint32_t domain = gate->node.mask | gate->cpu.mask;
+	uint32_t owner_now = atomic_load_explicit(gate->owner_slot, memory_order_relaxed);
+	bool used = taken && (owner_now & domain) == (owner_before & domain);
 	if (used && gate->grace < WORD_GATE_GRACE_MAX)
 		gate->grace++;
 	else if (!used && gate->grace > WORD_GATE_GRACE_MIN)
@@ -134,16 +148,19 @@ static int spin_on_word(_Atomic uint32_t *word, unsigned spin_budget, bool stop_
 	unsigned spent = 0;        /* rounds counted against spin_budget */
 	unsigned held = 0;         /* rounds the word has stayed held */
 	bool deferred = false;     /* the last round left the word alone */
+	uint32_t owner_deferred_to = 0;
 	for (unsigned round = 1; spin_budget; round++) {
 		if (round % SPIN_ROUNDS_PER_YIELD == 0)
 			platform_yield();
 		uint32_t seen = atomic_load_explicit(word, memory_order_relaxed);
 		if (deferred)
-			gate_learn(gate, seen != WORD_FREE);
+			gate_learn(gate, seen != WORD_FREE, owner_deferred_to);
 		deferred = false;
 		if (seen == WORD_FREE) {
 			held = 0;
 			if (gate_defers(gate, &grace_used)) {
+				owner_deferred_to = atomic_load_explicit(gate->owner_slot,
+									 memory_order_relaxed);
 				platform_yield();
 				deferred = true;
 				continue;
@@ -192,8 +209,10 @@ bool word_lock_sleeping(_Atomic uint32_t *word, struct word_gate *gate)
 	for (;;) {
 		if (slept && atomic_load_explicit(word, memory_order_relaxed) == WORD_FREE &&
 		    gate_defers(gate, &grace_used)) {
+			uint32_t owner = atomic_load_explicit(gate->owner_slot, memory_order_relaxed);
 			platform_yield();
-			gate_learn(gate, atomic_load_explicit(word, memory_order_relaxed) != WORD_FREE);
+			gate_learn(gate, atomic_load_explicit(word, memory_order_relaxed) != WORD_FREE,
+				   owner);
 		}
 		/* x -> 2.  Acquire: pairs with the release exchange in
 		 * word_unlock() (or glibc's own unlock, which does the same). */

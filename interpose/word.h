@@ -38,13 +38,14 @@ struct gate_level {
 };
 
 /* Bounds of a gate's grace (word.c says how it is learnt). */
-#define WORD_GATE_GRACE_MIN 1u
+#define WORD_GATE_GRACE_MIN 0u
 #define WORD_GATE_GRACE_MAX 4u
 
 struct word_gate {
 	_Atomic uint32_t *owner_slot;       /* locality.h's slot: owner's node and CPU */
 	struct gate_level node, cpu;
 	unsigned grace;                     /* yields per free word, learnt (word.c) */
+	unsigned probes;                    /* free words seen at grace 0 */
 	unsigned deferrals;                 /* free words left alone (read by the word-gate test) */
 };
 

@@ -212,5 +212,6 @@ void sim_shim_configure(unsigned nodes, uint64_t threshold_ns, unsigned spin_bud
 	cnamutex_params.shuffle_bits = shuffle_bits != SIM_TUNABLE_DEFAULT ? shuffle_bits
 								     : t.shuffle_bits;
 	cnamutex_params.spin_budget = spin_budget != SIM_TUNABLE_DEFAULT ? spin_budget : t.spin;
+	contended_cpu_batch_ns = (uint64_t)t.cpu_batch_us * 1000u;
 	queue_table_reset_after_fork();   /* a failed run may leave records behind */
 }

@@ -62,15 +62,15 @@ int main(void)
 
 	/* Another node's owner: the grace plus 6 yields (word.c).  From grace
 	 * 4, each deference that leaves the word idle lowers the grace, down to
-	 * 1: 4+6, 3+6, 2+6, then 1+6 from the fourth on, so the seventh
+	 * 0: 4+6, 3+6, 2+6, 1+6, then 0+6 from the fifth on, so the sixth
 	 * deference is the last. */
 	struct word_gate remote = gate_for(OTHER_NODE, far);
-	takes_free_word(&remote, 7, "a remote owner's word is deferred seven times as the grace falls");
+	takes_free_word(&remote, 6, "a remote owner's word is deferred six times as the grace falls");
 	CHECK_EQ(remote.grace, WORD_GATE_GRACE_MIN);
 	CHECK(!remote.node.expired);
 	struct word_gate remote_learnt = gate_for(OTHER_NODE, far);
 	remote_learnt.grace = WORD_GATE_GRACE_MIN;
-	takes_free_word(&remote_learnt, 7, "at the lowest grace: 1+6 deferrals, then taken");
+	takes_free_word(&remote_learnt, 6, "at the lowest grace: 0+6 deferrals, then taken");
 	CHECK_EQ(remote_learnt.grace, WORD_GATE_GRACE_MIN);
 
 	struct word_gate local = gate_for(OUR_NODE, far);
@@ -88,6 +88,17 @@ int main(void)
 	 * and the third sighting has used the grace. */
 	struct word_gate cpu_remote = cpu_gate_for(OUR_NODE | OTHER_CPU, far, 3);
 	takes_free_word(&cpu_remote, 2, "another CPU's word is deferred as the grace falls");
+	/* At grace 0 only every 8th free word seen is deferred, once. */
+	unsigned probed = 0;
+	for (int i = 0; i < 16; i++) {
+		struct word_gate cpu_learnt = cpu_gate_for(OTHER_CPU, far, 0);
+		cpu_learnt.probes = (unsigned)i;
+		_Atomic uint32_t word = WORD_FREE;
+		CHECK(word_spin_lock(&word, BUDGET, &cpu_learnt));
+		CHECK(cpu_learnt.deferrals <= 1);
+		probed += cpu_learnt.deferrals;
+	}
+	CHECK_EQ(probed, 2);
 	struct word_gate cpu_local = cpu_gate_for(OTHER_NODE | OUR_CPU, far, 4);
 	takes_free_word(&cpu_local, 0, "our own CPU's word is taken at once");
 	struct word_gate cpu_unknown = cpu_gate_for(OTHER_NODE, far, 4);
