@@ -20,25 +20,6 @@
 #define SPIN_ROUNDS_PER_YIELD 32
 
 /*
- * How many yields a free word is left to the owner's domain (word_gate)
- * each time it is seen free: the waiter's own grace, between word.h's bounds.
- * A yield lets whatever else is runnable on our CPU -- often a waiter of
- * the owner's domain -- run first, and gives the owner time to come back.
- * A deference the owner's domain used raises the grace, one that left the
- * lock idle or saw it go elsewhere lowers it (gate_learn).  With a fixed
- * grace of one,
- * a waiter took the word whenever the owner's work outside the lock
- * outlasted a yield, and the lock moved nearly as often as without the gate
- * (mutexbench, 2 threads: 3.8M ops/s, 4.3M with 4, 6.8M for one thread
- * alone); with a fixed 4, leveldb readrandom's waiters, whose owners seldom
- * come back soon, left the lock idle (2 threads: 1.00 of glibc, against
- * 1.04 without the gate).  Learning only whether anybody took the word
- * kept the grace at 4 with many waiters (somebody always does), and the
- * lock idled 4 yields at every transfer: in the simulator's 4-socket
- * leveldb-like profile at 142 threads 0.59 of glibc, 0.91 with the owner's
- * domain as the test, 1.07 with the grace allowed down to 0.
- */
-/*
  * A waiter of another node than the owner's waits this many yields more
  * than one of the owner's node on another CPU: when the owner's CPU stops
  * taking the lock (its thread was preempted, or is done), the lock then
@@ -51,7 +32,8 @@
 /* At a grace of 0, every this many free words seen one deference anyway,
  * so that a waiter whose owners have started coming back learns it. */
 #define GATE_PROBE_EVERY 8
-/* ... and to a starving waiter, which may first have to be scheduled. */
+/* How many yields a free word is left to a starving waiter, which may
+ * first have to be scheduled. */
 #define STARVING_GRACE_YIELDS 4
 /*
  * While the owner is elsewhere, a spin ends once the word has stayed held
@@ -128,7 +110,24 @@ static bool gate_defers(struct word_gate *gate, unsigned *grace_used)
 }
 
 /*
- * A deference ended: did it serve the owner's domain (the word was taken
+ * How many yields a free word is left to the owner's domain (word_gate)
+ * each time it is seen free: the waiter's own grace, between word.h's bounds.
+ * A yield lets whatever else is runnable on our CPU -- often a waiter of
+ * the owner's domain -- run first, and gives the owner time to come back.
+ * A deference the owner's domain used raises the grace, one that left the
+ * lock idle or saw it go elsewhere lowers it.  With a fixed grace of one, a
+ * waiter took the word whenever the owner's work outside the lock
+ * outlasted a yield, and the lock moved nearly as often as without the gate
+ * (mutexbench, 2 threads: 3.8M ops/s, 4.3M with 4, 6.8M for one thread
+ * alone); with a fixed 4, leveldb readrandom's waiters, whose owners seldom
+ * come back soon, left the lock idle (2 threads: 1.00 of glibc, against
+ * 1.04 without the gate).  Learning only whether anybody took the word
+ * kept the grace at 4 with many waiters (somebody always does), and the
+ * lock idled 4 yields at every transfer: in the simulator's 4-socket
+ * leveldb-like profile at 142 threads 0.59 of glibc, 0.91 with the owner's
+ * domain as the test, 1.07 with the grace allowed down to 0.
+ *
+ * Here a deference has ended: did it serve the owner's domain (the word was taken
  * meanwhile and the slot still names the same owner domain: the owner, or
  * one of its domain, came back), or was it wasted (left idle, or taken by
  * a waiter of another domain, who deferred no longer than we did)?
@@ -145,6 +144,15 @@ static void gate_learn(struct word_gate *gate, bool taken, uint32_t owner_before
 		gate->grace--;
 }
 
+/* Leave the free word alone for a yield, then learn whether that served. */
+static void gate_defer(_Atomic uint32_t *word, struct word_gate *gate)
+{
+	uint32_t owner_before = atomic_load_explicit(gate->owner_slot, memory_order_relaxed);
+	platform_yield();
+	gate_learn(gate, atomic_load_explicit(word, memory_order_relaxed) != WORD_FREE,
+		   owner_before);
+}
+
 /* Test-and-test-and-set; with stop_when_waited, give up once the word is 2. */
 static int spin_on_word(_Atomic uint32_t *word, unsigned spin_budget, bool stop_when_waited,
 			struct word_gate *gate)
@@ -152,22 +160,14 @@ static int spin_on_word(_Atomic uint32_t *word, unsigned spin_budget, bool stop_
 	unsigned grace_used = 0;   /* yields in deference since the word was last held */
 	unsigned spent = 0;        /* rounds counted against spin_budget */
 	unsigned held = 0;         /* rounds the word has stayed held */
-	bool deferred = false;     /* the last round left the word alone */
-	uint32_t owner_deferred_to = 0;
 	for (unsigned round = 1; spin_budget; round++) {
 		if (round % SPIN_ROUNDS_PER_YIELD == 0)
 			platform_yield();
 		uint32_t seen = atomic_load_explicit(word, memory_order_relaxed);
-		if (deferred)
-			gate_learn(gate, seen != WORD_FREE, owner_deferred_to);
-		deferred = false;
 		if (seen == WORD_FREE) {
 			held = 0;
 			if (gate_defers(gate, &grace_used)) {
-				owner_deferred_to = atomic_load_explicit(gate->owner_slot,
-									 memory_order_relaxed);
-				platform_yield();
-				deferred = true;
+				gate_defer(word, gate);
 				continue;
 			}
 			if (word_try_lock(word))
@@ -213,12 +213,8 @@ bool word_lock_sleeping(_Atomic uint32_t *word, struct word_gate *gate)
 	unsigned grace_used = 0;
 	for (;;) {
 		if (slept && atomic_load_explicit(word, memory_order_relaxed) == WORD_FREE &&
-		    gate_defers(gate, &grace_used)) {
-			uint32_t owner = atomic_load_explicit(gate->owner_slot, memory_order_relaxed);
-			platform_yield();
-			gate_learn(gate, atomic_load_explicit(word, memory_order_relaxed) != WORD_FREE,
-				   owner);
-		}
+		    gate_defers(gate, &grace_used))
+			gate_defer(word, gate);
 		/* x -> 2.  Acquire: pairs with the release exchange in
 		 * word_unlock() (or glibc's own unlock, which does the same). */
 		if (atomic_exchange_explicit(word, WORD_HELD_SLEEPERS,
