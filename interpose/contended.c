@@ -88,8 +88,9 @@ static struct stats_block *contended_acquired(pthread_mutex_t *m, struct cnamute
 					      const struct cna_handoff *handoff,
 					      const struct word_gate *gate, uint64_t *waited)
 {
+	int cpu = platform_current_cpu();
 	enum transfer_kind transfer = mutex_note_owner(
-		m, topology_current_node(self->index), platform_current_cpu(),
+		m, topology_node_at(self->index, cpu), cpu,
 		gate && gate->node.mask && gate->node.expired);
 	profile_contended(m, start_ns, handoff, transfer);
 	if (gate)

@@ -150,11 +150,12 @@ void instrument_fast_acquisition(pthread_mutex_t *mutex)
 		stats_add(&stats_self()->acquisitions_fast, 1);
 	/* A thread's virtual node is known from its first contention on;
 	 * before that its owning makes the next transfer's kind unknown. */
-	if (self->index_assigned || !topology_is_per_thread())
-		mutex_note_owner(mutex, topology_current_node(self->index),
-				 platform_current_cpu(), false);
-	else
+	if (self->index_assigned || !topology_is_per_thread()) {
+		int cpu = platform_current_cpu();
+		mutex_note_owner(mutex, topology_node_at(self->index, cpu), cpu, false);
+	} else {
 		mutex_forget_owner_node(mutex);
+	}
 	if (profile_enabled) {
 		struct profile_record *r = find((uintptr_t)mutex, false);
 		if (r)

@@ -178,11 +178,20 @@ int topology_node_of_thread_index(unsigned index)
 	return (int)(index % (unsigned)topo.nodes);
 }
 
-int topology_current_node(unsigned thread_index)
+/* The CPU matters: neither a per-thread mode nor a single node. */
+static bool node_follows_cpu(void)
+{
+	return topo.mode != TOPOLOGY_THREADS && topo.nodes > 1;
+}
+
+int topology_node_at(unsigned thread_index, int cpu)
 {
 	if (topo.mode == TOPOLOGY_THREADS)
 		return topology_node_of_thread_index(thread_index);
-	if (topo.nodes == 1)
-		return 0;
-	return topology_node_of_cpu(platform_current_cpu());
+	return node_follows_cpu() ? topology_node_of_cpu(cpu) : 0;
+}
+
+int topology_current_node(unsigned thread_index)
+{
+	return topology_node_at(thread_index, node_follows_cpu() ? platform_current_cpu() : 0);
 }

@@ -25,6 +25,9 @@ int topology_node_of_thread_index(unsigned index);
 /* Node of the calling thread now (per-thread modes take the index). */
 int topology_current_node(unsigned thread_index);
 
+/* The same, for a caller that already knows the CPU it runs on. */
+int topology_node_at(unsigned thread_index, int cpu);
+
 /* Parse a spec into a temporary; false with *reason on error. For tests too. */
 bool topology_parse(const char *spec, const char **reason);
 
