@@ -133,3 +133,11 @@ void queue_table_reset_after_fork(void)
 {
 	claimed_pages_visit(&claimed, table, sizeof table[0], clear_if_used);
 }
+
+#ifdef CNA_SIMULATED
+void queue_table_forget_all(void)
+{
+	memset(table, 0, sizeof table);
+	memset(&claimed, 0, sizeof claimed);
+}
+#endif

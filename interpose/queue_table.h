@@ -42,4 +42,11 @@ unsigned queue_table_in_use(void);
  * the records in use are cleared (the work follows those, not the table). */
 __attribute__((cold)) void queue_table_reset_after_fork(void);
 
+#ifdef CNA_SIMULATED
+/* The simulator: the next run starts from a new process's table, every
+ * record and page note cleared, so that a seed replays the same events
+ * whatever ran before it. */
+void queue_table_forget_all(void);
+#endif
+
 #endif

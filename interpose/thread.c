@@ -54,6 +54,14 @@ void thread_prepare_node(struct cnamutex_thread *self)
 	self->node.priority = thread_is_priority(self);
 }
 
+#ifdef CNA_SIMULATED
+void thread_forget_all(void)
+{
+	atomic_store_explicit(&sched_epoch, 1, memory_order_relaxed);
+	atomic_store_explicit(&next_thread_index, 0, memory_order_relaxed);
+}
+#endif
+
 void thread_reset_after_fork(void)
 {
 	struct cnamutex_thread *self = thread_self();

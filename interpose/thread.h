@@ -67,4 +67,10 @@ void thread_sched_changed(void);
 /* In the child after fork(): forget the parent's tid and spin history. */
 __attribute__((cold)) void thread_reset_after_fork(void);
 
+#ifdef CNA_SIMULATED
+/* The simulator: thread indexes and the policy epoch start again, as in a
+ * new process, before each run. */
+void thread_forget_all(void);
+#endif
+
 #endif

@@ -1,6 +1,8 @@
 /* bench/sim/engine.c — the event scheduler and the modelled CPUs. */
 #include "engine.h"
 
+#include "arena.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -284,19 +286,19 @@ bool sim_create(struct sim *s, const struct sim_machine *m, unsigned threads, ui
 	s->ncpus = sim_machine_cpus(m);
 	s->rng = seed * 2654435761u | 1u;
 	s->time_limit_ns = UINT64_MAX;
-	s->threads = aligned_alloc(64, threads * sizeof *s->threads);
+	/* The threads' library state and stacks from the arena: see arena.c. */
+	s->threads = sim_arena_alloc(threads * sizeof *s->threads, 64);
 	s->cpus = calloc(s->ncpus, sizeof *s->cpus);
 	s->heap = calloc(threads, sizeof *s->heap);
 	if (!s->threads || !s->cpus || !s->heap)
 		return false;
-	memset(s->threads, 0, threads * sizeof *s->threads);
 	for (unsigned c = 0; c < s->ncpus; c++) {
 		s->cpus[c].rq = calloc(threads, sizeof *s->cpus[c].rq);
 		if (!s->cpus[c].rq)
 			return false;
 	}
 	for (unsigned i = 0; i < threads; i++) {
-		s->threads[i].stack = malloc(sim_fiber_stack_bytes());
+		s->threads[i].stack = sim_arena_alloc(sim_fiber_stack_bytes(), 4096);
 		if (!s->threads[i].stack)
 			return false;
 	}
@@ -305,11 +307,8 @@ bool sim_create(struct sim *s, const struct sim_machine *m, unsigned threads, ui
 
 void sim_destroy(struct sim *s)
 {
-	for (unsigned i = 0; s->threads && i < s->nthreads; i++)
-		free(s->threads[i].stack);
 	for (unsigned c = 0; s->cpus && c < s->ncpus; c++)
 		free(s->cpus[c].rq);
-	free(s->threads);
 	free(s->cpus);
 	free(s->heap);
 	memset(s, 0, sizeof *s);

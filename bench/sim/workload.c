@@ -5,9 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arena.h"
 #include "glibc_mutex.h"
 #include "profile.h"
+#include "queue_table.h"
 #include "stats.h"
+#include "thread.h"
 
 unsigned sim_futex_sleepers(void);
 void sim_futex_reset(void);
@@ -213,9 +216,14 @@ bool sim_run_workload(const struct sim_run_config *cfg, struct sim_run_result *o
 		return false;
 	r->cfg = cfg;
 	unsigned n = cfg->threads, nm = cfg->profile->mutexes;
-	r->mutexes = aligned_alloc(128, nm * sizeof *r->mutexes);
-	r->lines = aligned_alloc(64, nm * sizeof *r->lines);
-	r->mcs = aligned_alloc(64, n * sizeof *r->mcs);
+	/* Everything the modelled code touches at the same address in every
+	 * run, and the library's tables as a new process has them (arena.c). */
+	sim_arena_reset();
+	queue_table_forget_all();
+	thread_forget_all();
+	r->mutexes = sim_arena_alloc(nm * sizeof *r->mutexes, 128);
+	r->lines = sim_arena_alloc(nm * sizeof *r->lines, 64);
+	r->mcs = sim_arena_alloc(n * sizeof *r->mcs, 64);
 	r->workers = calloc(n, sizeof *r->workers);
 	bool ok = r->mutexes && r->lines && r->mcs && r->workers &&
 		  sim_create(&r->sim, &cfg->machine, n, cfg->seed);
@@ -264,9 +272,6 @@ bool sim_run_workload(const struct sim_run_config *cfg, struct sim_run_result *o
 				out->sim_ns = r->sim.threads[i].now;
 	}
 	sim_destroy(&r->sim);
-	free(r->mutexes);
-	free(r->lines);
-	free(r->mcs);
 	free(r->workers);
 	free(r);
 	return ok;
