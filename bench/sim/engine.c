@@ -12,6 +12,14 @@ size_t sim_fiber_stack_bytes(void);
 struct sim *sim_active;
 static void *main_sp;
 
+uint64_t sim_kernel_ns(struct sim_thread *t, uint64_t ns)
+{
+	uint64_t spread = ns * sim_active->machine.kernel_jitter_pct / 100;
+	if (!spread)
+		return ns;
+	return ns - spread + sim_random(&t->rng) % (2 * spread + 1);
+}
+
 uint32_t sim_random(uint32_t *state)
 {
 	uint32_t x = *state ? *state : 0x9e3779b9u;
@@ -243,7 +251,7 @@ static int idle_cpu_near(struct sim *s, unsigned home)
 void sim_wake(struct sim_thread *waker, struct sim_thread *t)
 {
 	struct sim *s = sim_active;
-	uint64_t at = waker->now + s->machine.wake_ns;
+	uint64_t at = waker->now + sim_kernel_ns(waker, s->machine.wake_ns);
 	int idle = idle_cpu_near(s, t->cpu);
 	if (idle >= 0) {
 		struct sim_cpu *c = &s->cpus[idle];
@@ -260,7 +268,7 @@ void sim_yield(struct sim_thread *t)
 {
 	struct sim *s = sim_active;
 	struct sim_cpu *c = &s->cpus[t->cpu];
-	t->now += s->machine.syscall_ns;
+	t->now += sim_kernel_ns(t, s->machine.syscall_ns);
 	if (!c->rq_len) {
 		sim_point(t);
 		return;
@@ -269,7 +277,7 @@ void sim_yield(struct sim_thread *t)
 	leave_cpu(s, t);
 	struct sim_thread *next = rq_take(c);
 	rq_add(c, t, t->now);
-	cpu_run(s, t->cpu, next, t->now + s->machine.switch_ns);
+	cpu_run(s, t->cpu, next, t->now + sim_kernel_ns(t, s->machine.switch_ns));
 	to_engine(t);
 }
 

@@ -107,6 +107,8 @@ void sim_spin_until_written(struct sim_thread *t, const volatile void *address,
 /* lines.c calls this on every write that moves a line. */
 void sim_line_written(struct sim_thread *writer, const volatile void *address);
 uint32_t sim_random(uint32_t *state);
+/* A kernel cost of ns for thread t, varied by the machine's kernel jitter. */
+uint64_t sim_kernel_ns(struct sim_thread *t, uint64_t ns);
 /* The current thread's socket. */
 unsigned sim_thread_socket(const struct sim_thread *t);
 

@@ -65,25 +65,42 @@ static void add_sleeper(struct bucket *b, struct sim_thread *t, const void *word
 	*link = t;
 }
 
-/* The calling thread enters the kernel. */
+/*
+ * The calling thread enters the kernel: half of a syscall's cost is spent
+ * before the kernel acts (reads the word, wakes), the other half on the way
+ * back (leave_syscall).  Charging all of it before the read made a waiter
+ * whose word had changed return at once, and win the word from a waker
+ * still inside its own call.
+ */
 static struct sim_thread *enter_syscall(void)
 {
 	struct sim_thread *t = sim_self();
-	t->now += sim_active->machine.syscall_ns;
+	t->now += sim_kernel_ns(t, sim_active->machine.syscall_ns / 2);
 	sim_point(t);
 	return t;
+}
+
+static void leave_syscall(struct sim_thread *t)
+{
+	t->now += sim_kernel_ns(t, sim_active->machine.syscall_ns -
+				   sim_active->machine.syscall_ns / 2);
+	sim_point(t);
 }
 
 int futex_wait_private(_Atomic uint32_t *word, uint32_t expected)
 {
 	struct sim *s = sim_active;
 	struct sim_thread *t = enter_syscall();
-	if (read_word(t, word) != expected)
+	if (read_word(t, word) != expected) {
+		leave_syscall(t);
 		return EAGAIN;
-	if (s->chaos.spurious_one_in && sim_random(&s->rng) % s->chaos.spurious_one_in == 0)
+	}
+	if (s->chaos.spurious_one_in && sim_random(&s->rng) % s->chaos.spurious_one_in == 0) {
+		leave_syscall(t);
 		return EINTR;
+	}
 	add_sleeper(bucket_of(word), t, word);
-	sim_block(t);
+	sim_block(t);   /* the way back is in the wake latency */
 	return 0;
 }
 
@@ -104,22 +121,26 @@ void futex_wake_private(_Atomic uint32_t *word, int n)
 							  s->chaos.random_wake_order);
 		if (!sleeper)
 			break;
-		t->now += s->machine.wake_call_ns - s->machine.syscall_ns;
+		t->now += sim_kernel_ns(t, s->machine.wake_call_ns - s->machine.syscall_ns);
 		sim_wake(t, sleeper);
 	}
+	leave_syscall(t);
 }
 
 bool futex_requeue_one_private(_Atomic uint32_t *from, uint32_t expected,
 			       _Atomic uint32_t *to)
 {
 	struct sim_thread *t = enter_syscall();
-	if (read_word(t, from) != expected)
-		return false;
-	struct sim_thread *sleeper = take_sleeper(bucket_of(from), from, false);
-	if (!sleeper)
-		return false;
-	add_sleeper(bucket_of(to), sleeper, to);
-	return true;
+	bool moved = false;
+	if (read_word(t, from) == expected) {
+		struct sim_thread *sleeper = take_sleeper(bucket_of(from), from, false);
+		if (sleeper) {
+			add_sleeper(bucket_of(to), sleeper, to);
+			moved = true;
+		}
+	}
+	leave_syscall(t);
+	return moved;
 }
 
 unsigned sim_futex_sleepers(void)

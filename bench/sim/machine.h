@@ -33,6 +33,10 @@ struct sim_machine {
 	uint64_t wake_ns;             /* from the wake until the sleeper runs (idle CPU) */
 	uint64_t switch_ns;           /* a context switch on one CPU */
 	uint64_t slice_ns;            /* EEVDF base slice: a thread runs this long */
+	/* Each kernel cost above varies by up to this many per cent either way
+	 * (sim_kernel_ns()): a race between two threads' syscalls then goes
+	 * either way, as on a real machine, not always the same way. */
+	unsigned kernel_jitter_pct;
 };
 
 /* Presets: "4s" (4 x 18 x 2, like the cover letter's X5-4), "2s", and

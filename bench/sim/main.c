@@ -2,7 +2,8 @@
  *
  *   cnasim [--machine 4s,2s,2c] [--workload tiny,mutexbench,leveldb]
  *          [--threads 1,2,4,...] [--duration-ms D] [--warmup-ms W]
- *          [--xfer-ns N] [--csv FILE]
+ *          [--xfer-ns N] [--syscall-ns N] [--wake-call-ns N] [--wake-ns N]
+ *          [--switch-ns N] [--csv FILE]
  *       every lock (glibc, adaptive, mcs, shim) at every point; a markdown
  *       table on stdout, and with --csv one row per machine, workload and
  *       thread count.  --stats: the shim's own counters, summed, to stderr.
@@ -31,6 +32,7 @@ static void usage(void)
 	fprintf(stderr, "usage: cnasim [--machine LIST] [--workload LIST] [--threads LIST]\n"
 			"              [--duration-ms D] [--warmup-ms W] [--xfer-ns N] [--csv FILE]\n"
 			"              [--lock glibc,adaptive,mcs,shim] [--lag-ns N] [--stats]\n"
+			"              [--syscall-ns N] [--wake-call-ns N] [--wake-ns N] [--switch-ns N]\n"
 			"       cnasim --explore [--seeds N] [--seed S] [--verbose] [--expect-violation]\n");
 	exit(2);
 }
@@ -82,6 +84,8 @@ struct sweep {
 	char *machines[MAX_LIST], *workloads[MAX_LIST], *threads[MAX_LIST];
 	unsigned nmachines, nworkloads, nthreads;
 	uint64_t duration_ns, warmup_ns, xfer_ns, lag_ns;
+	/* kernel costs measured on this machine (0: the preset's) */
+	uint64_t syscall_ns, wake_call_ns, wake_ns, switch_ns;
 	unsigned lock_mask;            /* locks to run; the others print 0 */
 	bool library_stats;
 	FILE *csv;
@@ -142,6 +146,14 @@ static int sweep(struct sweep *w)
 		}
 		if (w->xfer_ns && m.sockets == 1)
 			m.same_core_ns = m.same_socket_ns = m.remote_ns = w->xfer_ns;
+		if (w->syscall_ns)
+			m.syscall_ns = w->syscall_ns;
+		if (w->wake_call_ns)
+			m.wake_call_ns = w->wake_call_ns;
+		if (w->wake_ns)
+			m.wake_ns = w->wake_ns;
+		if (w->switch_ns)
+			m.switch_ns = w->switch_ns;
 		for (unsigned b = 0; b < w->nworkloads; b++) {
 			const struct sim_profile *p = sim_profile_named(w->workloads[b]);
 			if (!p) {
@@ -186,6 +198,10 @@ int main(int argc, char **argv)
 		else if (!strcmp(a, "--duration-ms")) w.duration_ns = number(v) * 1000000ull;
 		else if (!strcmp(a, "--warmup-ms")) w.warmup_ns = number(v) * 1000000ull;
 		else if (!strcmp(a, "--xfer-ns")) w.xfer_ns = number(v);
+		else if (!strcmp(a, "--syscall-ns")) w.syscall_ns = number(v);
+		else if (!strcmp(a, "--wake-call-ns")) w.wake_call_ns = number(v);
+		else if (!strcmp(a, "--wake-ns")) w.wake_ns = number(v);
+		else if (!strcmp(a, "--switch-ns")) w.switch_ns = number(v);
 		else if (!strcmp(a, "--csv")) csv = v;
 		else if (!strcmp(a, "--lag-ns")) w.lag_ns = number(v);
 		else if (!strcmp(a, "--lock")) w.lock_mask = lock_mask(argv[i]);

@@ -70,7 +70,7 @@ struct run {
 	struct worker *workers;
 	uint64_t window_start, end;
 	uint64_t transfers, local, max_wait;
-	char detail[160];
+	char detail[240];
 };
 
 static bool in_window(const struct run *r, uint64_t now)
@@ -153,10 +153,18 @@ static void check_waits(struct sim *s, void *arg)
 	for (unsigned i = 0; i < s->nthreads; i++) {
 		const struct worker *w = &r->workers[i];
 		if (w->waiting && now > w->wait_start + r->cfg->wait_bound_ns) {
+			const struct sim_thread *t = &s->threads[i];
+			static const char *const states[] = { "running", "ready", "blocked", "done" };
+			const char *on = !t->futex_word ? "no futex"
+				: t->futex_word == &t->lib.node.state ? "its queue node's futex"
+								       : "another futex (a mutex word?)";
 			snprintf(r->detail, sizeof r->detail,
-				 "thread %u has waited %llu us (bound %llu us)", i,
+				 "thread %u has waited %llu us (bound %llu us); it is %s on CPU %u,"
+				 " %s, queue node state %u", i,
 				 (unsigned long long)((now - w->wait_start) / 1000),
-				 (unsigned long long)(r->cfg->wait_bound_ns / 1000));
+				 (unsigned long long)(r->cfg->wait_bound_ns / 1000),
+				 states[t->state], t->cpu, on,
+				 (unsigned)__atomic_load_n((const uint32_t *)&t->lib.node.state, __ATOMIC_RELAXED));
 			fail(r, "starvation");
 			return;
 		}

@@ -64,7 +64,7 @@ struct sim_run_result {
 	uint64_t trace_hash;
 	uint64_t sim_ns;
 	const char *failure;               /* NULL: every check held */
-	char failure_detail[160];
+	char failure_detail[240];
 };
 
 bool sim_run_workload(const struct sim_run_config *cfg, struct sim_run_result *out);
