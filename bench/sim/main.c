@@ -3,10 +3,11 @@
  *   cnasim [--machine 4s,2s,2c] [--workload tiny,mutexbench,leveldb]
  *          [--threads 1,2,4,...] [--duration-ms D] [--warmup-ms W]
  *          [--xfer-ns N] [--syscall-ns N] [--wake-call-ns N] [--wake-ns N]
- *          [--switch-ns N] [--csv FILE]
+ *          [--switch-ns N] [--runs N] [--csv FILE]
  *       every lock (glibc, adaptive, mcs, shim) at every point; a markdown
  *       table on stdout, and with --csv one row per machine, workload and
  *       thread count.  --stats: the shim's own counters, summed, to stderr.
+ *       --runs N: seeds per point (default 3), medians reported.
  *   cnasim --explore [--seeds N] [--seed S] [--verbose] [--expect-violation]
  *       the schedule explorer (explore.h).  --seed S replays one seed.
  *       --expect-violation: succeed only if a seed fails and replays exactly
@@ -33,6 +34,7 @@ static void usage(void)
 			"              [--duration-ms D] [--warmup-ms W] [--xfer-ns N] [--csv FILE]\n"
 			"              [--lock glibc,adaptive,mcs,shim] [--lag-ns N] [--stats]\n"
 			"              [--syscall-ns N] [--wake-call-ns N] [--wake-ns N] [--switch-ns N]\n"
+			"              [--runs N]\n"
 			"       cnasim --explore [--seeds N] [--seed S] [--verbose] [--expect-violation]\n");
 	exit(2);
 }
@@ -87,55 +89,102 @@ struct sweep {
 	/* kernel costs measured on this machine (0: the preset's) */
 	uint64_t syscall_ns, wake_call_ns, wake_ns, switch_ns;
 	unsigned lock_mask;            /* locks to run; the others print 0 */
+	unsigned runs;                 /* seeds per point, 1..MAX_RUNS */
 	bool library_stats;
 	FILE *csv;
 };
 
+#define MAX_RUNS 15
+
+static int by_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The median of n values (sorts them). */
+static double median(double *v, unsigned n)
+{
+	qsort(v, n, sizeof *v, by_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/*
+ * One machine, workload and thread count: every lock, w->runs times with
+ * seeds 1, 2, ... (each seed draws other work lengths and wake orders).  A
+ * point of this model swings by tens of per cent with such details, so
+ * what is reported is the median over the runs: ops/s of each lock, the
+ * shim/glibc ratio of the runs paired by seed, the shim's same-node share
+ * and Jain index; its longest wait is the longest of all runs.
+ */
 static int run_point(const struct sweep *w, const struct sim_machine *m,
 		     const struct sim_profile *p, unsigned threads)
 {
-	struct sim_run_result r[LOCK_KINDS];
-	for (int k = 0; k < LOCK_KINDS; k++) {
-		memset(&r[k], 0, sizeof r[k]);
-		if (!(w->lock_mask >> k & 1))
-			continue;
-		struct sim_run_config c = {
-			.machine = *m, .profile = p, .lock = (enum sim_lock_kind)k,
-			.threads = threads, .warmup_ns = w->warmup_ns,
-			.duration_ns = w->duration_ns, .seed = 1,
-			.spin_budget = SIM_TUNABLE_DEFAULT, .shuffle_bits = SIM_TUNABLE_DEFAULT,
-			.lag_ns = w->lag_ns,
-			.library_stats = w->library_stats,
-		};
-		if (!sim_run_workload(&c, &r[k]))
-			return 1;
-		if (r[k].failure) {
-			fprintf(stderr, "cnasim: %s %s %u threads %s: %s %s\n", m->name, p->name,
-				threads, sim_lock_names[k], r[k].failure, r[k].failure_detail);
-			return 1;
+	double ops[LOCK_KINDS][MAX_RUNS] = { { 0 } }, ratio[MAX_RUNS], share[MAX_RUNS],
+	       jain[MAX_RUNS];
+	uint64_t max_wait_ns = 0;
+	for (unsigned run = 0; run < w->runs; run++) {
+		struct sim_run_result r[LOCK_KINDS];
+		for (int k = 0; k < LOCK_KINDS; k++) {
+			memset(&r[k], 0, sizeof r[k]);
+			if (!(w->lock_mask >> k & 1))
+				continue;
+			struct sim_run_config c = {
+				.machine = *m, .profile = p, .lock = (enum sim_lock_kind)k,
+				.threads = threads, .warmup_ns = w->warmup_ns,
+				.duration_ns = w->duration_ns, .seed = run + 1,
+				.spin_budget = SIM_TUNABLE_DEFAULT,
+				.shuffle_bits = SIM_TUNABLE_DEFAULT,
+				.lag_ns = w->lag_ns,
+				.library_stats = w->library_stats,
+			};
+			if (!sim_run_workload(&c, &r[k]))
+				return 1;
+			if (r[k].failure) {
+				fprintf(stderr, "cnasim: %s %s %u threads %s seed %u: %s %s\n", m->name,
+					p->name, threads, sim_lock_names[k], run + 1, r[k].failure,
+					r[k].failure_detail);
+				return 1;
+			}
+			ops[k][run] = r[k].ops_per_s;
 		}
+		const struct sim_run_result *shim = &r[LOCK_SHIM];
+		ratio[run] = r[LOCK_GLIBC].ops_per_s > 0 ? shim->ops_per_s / r[LOCK_GLIBC].ops_per_s : 0;
+		share[run] = shim->local_share;
+		jain[run] = shim->jain;
+		if (shim->max_wait_ns > max_wait_ns)
+			max_wait_ns = shim->max_wait_ns;
 	}
-	const struct sim_run_result *shim = &r[LOCK_SHIM];
-	printf("| %s | %s | %u | %.2f | %.2f | %.2f | %.2f | %.3f | %.2f | %.2f | %.0f |\n",
-	       m->name, p->name, threads, r[LOCK_GLIBC].ops_per_s / 1e6,
-	       r[LOCK_ADAPTIVE].ops_per_s / 1e6, r[LOCK_MCS].ops_per_s / 1e6,
-	       shim->ops_per_s / 1e6, shim->ops_per_s / r[LOCK_GLIBC].ops_per_s,
-	       shim->local_share, shim->jain, (double)shim->max_wait_ns / 1000.0);
+	double med[LOCK_KINDS];
+	for (int k = 0; k < LOCK_KINDS; k++)
+		med[k] = median(ops[k], w->runs);
+	double ratio_low = ratio[0], ratio_high = ratio[0];
+	for (unsigned run = 1; run < w->runs; run++) {
+		ratio_low = ratio[run] < ratio_low ? ratio[run] : ratio_low;
+		ratio_high = ratio[run] > ratio_high ? ratio[run] : ratio_high;
+	}
+	double ratio_median = median(ratio, w->runs), share_median = median(share, w->runs),
+	       jain_median = median(jain, w->runs);
+	printf("| %s | %s | %u | %.2f | %.2f | %.2f | %.2f | %.3f | %.2f-%.2f | %.2f | %.2f | %.0f |\n",
+	       m->name, p->name, threads, med[LOCK_GLIBC] / 1e6, med[LOCK_ADAPTIVE] / 1e6,
+	       med[LOCK_MCS] / 1e6, med[LOCK_SHIM] / 1e6, ratio_median, ratio_low, ratio_high,
+	       share_median, jain_median, (double)max_wait_ns / 1000.0);
 	fflush(stdout);
 	if (w->csv)
 		fprintf(w->csv, "%s,%s,%u,%.0f,%.0f,%.0f,%.0f,%.4f,%.4f,%.1f\n", m->name, p->name,
-			threads, r[LOCK_GLIBC].ops_per_s, r[LOCK_ADAPTIVE].ops_per_s,
-			r[LOCK_MCS].ops_per_s, shim->ops_per_s, shim->local_share, shim->jain,
-			(double)shim->max_wait_ns / 1000.0);
+			threads, med[LOCK_GLIBC], med[LOCK_ADAPTIVE], med[LOCK_MCS], med[LOCK_SHIM],
+			share_median, jain_median, (double)max_wait_ns / 1000.0);
 	return 0;
 }
 
 static int sweep(struct sweep *w)
 {
 	printf("ESTIMATE FROM A MODEL, not a measurement (%s)\n\n", sim_machine_sources());
+	printf("Each point: the median of %u runs (seeds 1-%u); shim/glibc is the median of the\n"
+	       "ratios of runs paired by seed, with their range.\n\n", w->runs, w->runs);
 	printf("| machine | workload | threads | glibc Mops/s | adaptive | mcs | shim | shim/glibc |"
-	       " shim same-node share | shim Jain | shim max wait us |\n");
-	printf("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+	       " range | shim same-node share | shim Jain | shim max wait us |\n");
+	printf("|---|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|\n");
 	if (w->csv)
 		fprintf(w->csv, "%s\n", csv_header);
 	for (unsigned a = 0; a < w->nmachines; a++) {
@@ -173,7 +222,7 @@ int main(int argc, char **argv)
 	char machines[] = "4s,2s", workloads[] = "tiny,mutexbench,leveldb",
 	     threads[] = "1,2,4,8,16,32,72,142";
 	struct sweep w = { .duration_ns = 20000000, .warmup_ns = 2000000,
-			   .lock_mask = (1u << LOCK_KINDS) - 1 };
+			   .lock_mask = (1u << LOCK_KINDS) - 1, .runs = 3 };
 	bool explore = false, verbose = false, expect_violation = false;
 	unsigned long seeds = 200, first_seed = 1;
 	bool one_seed = false;
@@ -206,10 +255,15 @@ int main(int argc, char **argv)
 		else if (!strcmp(a, "--lag-ns")) w.lag_ns = number(v);
 		else if (!strcmp(a, "--lock")) w.lock_mask = lock_mask(argv[i]);
 		else if (!strcmp(a, "--seeds")) seeds = number(v);
+		else if (!strcmp(a, "--runs")) w.runs = (unsigned)number(v);
 		else if (!strcmp(a, "--seed")) { first_seed = number(v); one_seed = true; }
 		else usage();
 	}
 	leave_single_threaded();
+	if (w.runs < 1 || w.runs > MAX_RUNS) {
+		fprintf(stderr, "cnasim: --runs takes 1 to %d\n", MAX_RUNS);
+		return 2;
+	}
 
 	if (explore) {
 		unsigned rc = sim_explore((uint32_t)first_seed, one_seed ? 1 : (unsigned)seeds,
