@@ -119,7 +119,15 @@ static struct word_gate *prepare_gate(struct word_gate *gate, pthread_mutex_t *m
 	bool numa = cnamutex_params.numa_aware;
 	if (!numa && !contended_cpu_batch_ns)
 		return NULL;
-	thread_prepare_node(self);
+	/* The threshold bounds every wait a preference causes: the CPU's too. */
+	uint64_t cpu_batch_ns = contended_cpu_batch_ns < cnamutex_params.threshold_ns
+		? contended_cpu_batch_ns : cnamutex_params.threshold_ns;
+	/* With a CPU level, one CPU query serves both levels. */
+	int cpu = cpu_batch_ns ? platform_current_cpu() : -1;
+	if (cpu >= 0)
+		thread_prepare_node_on(self, cpu);
+	else
+		thread_prepare_node(self);
 	if (self->node.priority)
 		return NULL;
 	uint64_t now = start_ns ? start_ns : cna_now_ns();
@@ -134,13 +142,10 @@ static struct word_gate *prepare_gate(struct word_gate *gate, pthread_mutex_t *m
 			.mine = (uint32_t)self->node.real_node + 1u,
 			.until_ns = now + cnamutex_params.threshold_ns,
 		};
-	/* The threshold bounds every wait a preference causes: the CPU's too. */
-	uint64_t cpu_batch_ns = contended_cpu_batch_ns < cnamutex_params.threshold_ns
-		? contended_cpu_batch_ns : cnamutex_params.threshold_ns;
 	if (cpu_batch_ns)
 		gate->cpu = (struct gate_level){
 			.mask = OWNER_CPU_MASK,
-			.mine = owner_cpu_bits(platform_current_cpu()),
+			.mine = owner_cpu_bits(cpu),
 			.until_ns = now + cpu_batch_ns,
 		};
 	return gate;

@@ -48,6 +48,12 @@ void thread_note_contended(struct cnamutex_thread *self)
 	}
 }
 
+void thread_prepare_node_on(struct cnamutex_thread *self, int cpu)
+{
+	self->node.real_node = topology_node_at(self->index, cpu);
+	self->node.priority = thread_is_priority(self);
+}
+
 void thread_prepare_node(struct cnamutex_thread *self)
 {
 	self->node.real_node = topology_current_node(self->index);

@@ -60,6 +60,8 @@ void thread_note_contended(struct cnamutex_thread *self);
 
 /* Fill in the node fields a waiter sets before it enqueues. */
 void thread_prepare_node(struct cnamutex_thread *self);
+/* The same, for a caller that has just asked which CPU it runs on. */
+void thread_prepare_node_on(struct cnamutex_thread *self, int cpu);
 
 /* A scheduling policy may have changed somewhere: re-check priority. */
 void thread_sched_changed(void);
