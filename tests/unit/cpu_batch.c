@@ -36,6 +36,7 @@
 #define OUTSIDE_WORK_MAX 63
 #define MAX_MOVES_SHARE 0.5
 #define MIN_UNGATED_MOVES 1000
+#define ATTEMPTS 3
 
 static pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
 static struct { _Alignas(64) unsigned long value; } lines[SHARED_LINES];   /* under mutex */
@@ -112,12 +113,24 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: unit-cpu-batch run|check\n");
 		return 2;
 	}
-	double gated_moves, ungated_moves;
-	double gated = moves_per_acquisition("1000", &gated_moves);
-	double ungated = moves_per_acquisition("0", &ungated_moves);
 	/* Without the gate the lock must move often enough for the comparison
-	 * to say something (under TSan, which slows the lock, 18 629 times). */
-	CHECK(ungated_moves >= MIN_UNGATED_MOVES);
+	 * to say something (under TSan, which slows the lock, 18 629 times).
+	 * It cannot where the machine gives the program one CPU at a time (a
+	 * busy machine: 0 and 51 moves beside other sanitized tests), so the
+	 * pair is run again, and the test skipped if that never changes. */
+	double gated_moves, ungated_moves, gated = -1, ungated = -1;
+	for (int attempt = 0; attempt < ATTEMPTS; attempt++) {
+		gated = moves_per_acquisition("1000", &gated_moves);
+		ungated = moves_per_acquisition("0", &ungated_moves);
+		if (check_failures || ungated_moves >= MIN_UNGATED_MOVES)
+			break;
+	}
+	if (!check_failures && ungated_moves < MIN_UNGATED_MOVES) {
+		printf("skipped: the lock moved between CPUs %.0f times without the gate in %d"
+		       " tries: this machine ran the program on one CPU at a time\n",
+		       ungated_moves, ATTEMPTS);
+		return 77;
+	}
 	CHECK(gated >= 0 && gated <= MAX_MOVES_SHARE * ungated);
 	if (!(gated >= 0 && gated <= MAX_MOVES_SHARE * ungated))
 		fprintf(stderr, "the gate left %.3f moves per acquisition, %.3f without it\n",
