@@ -1,11 +1,11 @@
 /* bench/sim/engine.c — the event scheduler and the modelled CPUs. */
 #include "engine.h"
 
-#include "arena.h"
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "arena.h"
 
 size_t sim_fiber_stack_bytes(void);
 
