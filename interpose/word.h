@@ -17,8 +17,9 @@
  * owner ran elsewhere, a word seen free is left alone for a few yields,
  * for the owner itself, coming back, or a waiter of its domain to take:
  * the lock serves a batch there before it moves.  Two levels, each with
- * its own deadline: the node (with NUMA ordering on), up to the threshold,
- * and the CPU, for a shorter time (CNAMUTEX_CPU_BATCH_US).  While we defer
+ * its own deadline: the node (with NUMA ordering on and more than one
+ * node), up to the threshold, and the CPU, for a shorter time
+ * (CNAMUTEX_CPU_BATCH_US).  While we defer
  * to a busy owner elsewhere, the spin budget counts only rounds the word
  * stays held, so a lock that keeps changing hands there does not send us
  * to sleep, but one held long does.
