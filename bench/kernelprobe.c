@@ -8,6 +8,11 @@
 //   wake_call_ns         FUTEX_WAKE that wakes a sleeper, as the waker sees it
 //   wake_ns              from the wake call to the sleeper (on the other CPU)
 //                        running again
+//   futex_read_ns        how long after a FUTEX_WAIT is entered the kernel
+//                        reads the word: the earliest time after the entry at
+//                        which another CPU's store no longer stops the wait
+//                        (the model's syscall entry: where a waiter's and a
+//                        waker's calls race)
 // On a VM these are what the hypervisor makes of them: here a syscall is
 // about 1.2 us, not the 0.1-0.3 us of bare metal, so the model's kernel
 // costs come from this probe rather than from published figures.
@@ -15,6 +20,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -168,6 +174,79 @@ static void wake_costs(uint64_t *call_ns, uint64_t *latency_ns)
 	*latency_ns = n ? median(latencies, n) : 0;
 }
 
+// FUTEX_WAIT on CPU 0 entered at a time agreed in advance; CPU 1 changes the
+// word delay ns after it (the clocks are one TSC).  If the kernel read it
+// before the store, the wait sleeps (and CPU 1 wakes it); else EAGAIN.
+#define READ_TRIALS 60
+#define READ_STEP_NS 25
+#define READ_MAX_NS 3000
+#define READ_LEAD_NS 20000
+static _Alignas(64) _Atomic uint32_t read_word;
+static _Alignas(64) _Atomic uint64_t read_at;      // when CPU 0 enters the call
+static _Alignas(64) _Atomic int64_t read_delay;
+static _Atomic unsigned read_round, read_round_done, read_quit;
+
+static void *read_changer(void *arg)
+{
+	(void)arg;
+	pin(1);
+	for (unsigned round = 1;; round++) {
+		// Acquire: pairs with the release store of read_round in main's loop.
+		while (atomic_load_explicit(&read_round, memory_order_acquire) < round)
+			;
+		if (atomic_load_explicit(&read_quit, memory_order_relaxed))
+			return NULL;
+		uint64_t at = atomic_load_explicit(&read_at, memory_order_relaxed) +
+			(uint64_t)atomic_load_explicit(&read_delay, memory_order_relaxed);
+		while (now_ns() < at)
+			;
+		atomic_store_explicit(&read_word, 0, memory_order_relaxed);
+		at = now_ns() + PAUSE_NS / 4;   // let a sleeper fall asleep, then wake it
+		while (now_ns() < at)
+			;
+		futex(&read_word, FUTEX_WAKE, 1);
+		// Release: pairs with the acquire load before the next round.
+		atomic_store_explicit(&read_round_done, round, memory_order_release);
+	}
+}
+
+// Returns false if no delay up to READ_MAX_NS let the wait sleep.
+static bool futex_read_point(uint64_t *read_ns)
+{
+	pthread_t t;
+	unsigned round = 0;
+	bool found = false;
+	pin(0);
+	pthread_create(&t, NULL, read_changer, NULL);
+	for (int64_t delay = 0; delay <= READ_MAX_NS && !found; delay += READ_STEP_NS) {
+		unsigned slept = 0;
+		for (int i = 0; i < READ_TRIALS; i++) {
+			// Acquire: pairs with the changer's release of read_round_done.
+			while (atomic_load_explicit(&read_round_done, memory_order_acquire) < round)
+				;
+			atomic_store_explicit(&read_word, 2, memory_order_relaxed);
+			atomic_store_explicit(&read_delay, delay, memory_order_relaxed);
+			uint64_t at = now_ns() + READ_LEAD_NS;
+			atomic_store_explicit(&read_at, at, memory_order_relaxed);
+			// Release: publishes the word, the delay and read_at.
+			atomic_store_explicit(&read_round, ++round, memory_order_release);
+			while (now_ns() < at)
+				;
+			slept += futex(&read_word, FUTEX_WAIT, 2) == 0;
+		}
+		if (2 * slept > READ_TRIALS) {
+			*read_ns = (uint64_t)delay;
+			found = true;
+		}
+	}
+	while (atomic_load_explicit(&read_round_done, memory_order_acquire) < round)
+		;
+	atomic_store_explicit(&read_quit, 1, memory_order_relaxed);
+	atomic_store_explicit(&read_round, ++round, memory_order_release);
+	pthread_join(t, NULL);
+	return found;
+}
+
 int main(void)
 {
 	uint64_t syscall_ns = per_call(do_getppid);
@@ -175,9 +254,13 @@ int main(void)
 	uint64_t switched = yield_with_switch();
 	uint64_t call_ns, latency_ns;
 	wake_costs(&call_ns, &latency_ns);
-	printf("syscall_ns=%llu yield_ns=%llu switch_ns=%llu wake_call_ns=%llu wake_ns=%llu\n",
+	uint64_t read_ns = 0;
+	bool read_found = futex_read_point(&read_ns);
+	printf("syscall_ns=%llu yield_ns=%llu switch_ns=%llu wake_call_ns=%llu wake_ns=%llu "
+	       "futex_read_ns=%llu\n",
 	       (unsigned long long)syscall_ns, (unsigned long long)yield_ns,
 	       (unsigned long long)(switched > yield_ns ? switched - yield_ns : 0),
-	       (unsigned long long)call_ns, (unsigned long long)latency_ns);
-	return call_ns && latency_ns ? 0 : 1;
+	       (unsigned long long)call_ns, (unsigned long long)latency_ns,
+	       (unsigned long long)read_ns);
+	return call_ns && latency_ns && read_found ? 0 : 1;
 }

@@ -117,6 +117,13 @@ void sim_lines_reset(void);
 uint64_t sim_line_access(struct sim_thread *t, const volatile void *address, bool write);
 void sim_line_watch(const volatile void *address);
 
+/* futex.c: the run's futex calls, for --stats (perf stat counts the same
+ * on a real run: syscalls:sys_enter_futex). */
+struct sim_futex_counts {
+	uint64_t waits, waits_changed, wakes, woken, requeues;
+};
+extern struct sim_futex_counts sim_futex_counts;
+
 /* fiber.c */
 void sim_fiber_init(struct sim_thread *t, void (*entry)(void));
 void sim_fiber_switch(void **save_sp, void *next_sp);

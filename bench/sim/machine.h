@@ -28,7 +28,10 @@ struct sim_machine {
 	uint64_t atomic_ns;           /* a locked read-modify-write on top of that */
 	uint64_t pause_ns;            /* one round of a spin loop with PAUSE */
 	/* The kernel. */
-	uint64_t syscall_ns;          /* a futex or sched_yield call, no wake */
+	uint64_t syscall_ns;          /* a futex call, no wake */
+	uint64_t syscall_entry_ns;    /* of that, before the kernel reads the word
+				       * (0: half of it) */
+	uint64_t yield_ns;            /* sched_yield() (0: syscall_ns) */
 	uint64_t wake_call_ns;        /* a FUTEX_WAKE that wakes somebody */
 	uint64_t wake_ns;             /* from the wake until the sleeper runs (idle CPU) */
 	uint64_t switch_ns;           /* a context switch on one CPU */

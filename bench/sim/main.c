@@ -2,11 +2,12 @@
  *
  *   cnasim [--machine 4s,2s,2c] [--workload tiny,mutexbench,leveldb]
  *          [--threads 1,2,4,...] [--duration-ms D] [--warmup-ms W]
- *          [--xfer-ns N] [--syscall-ns N] [--wake-call-ns N] [--wake-ns N]
- *          [--switch-ns N] [--runs N] [--csv FILE]
+ *          [--xfer-ns N] [--syscall-ns N] [--syscall-entry-ns N] [--yield-ns N]
+ *          [--wake-call-ns N] [--wake-ns N] [--switch-ns N] [--runs N] [--csv FILE]
  *       every lock (glibc, adaptive, mcs, shim) at every point; a markdown
  *       table on stdout, and with --csv one row per machine, workload and
- *       thread count.  --stats: the shim's own counters, summed, to stderr.
+ *       thread count.  --stats: the shim's own counters, summed, and every
+ *       lock's futex calls (as perf stat counts them), to stderr.
  *       --runs N: seeds per point (default 3), medians reported.
  *   cnasim --explore [--seeds N] [--seed S] [--verbose] [--expect-violation]
  *       the schedule explorer (explore.h).  --seed S replays one seed.
@@ -33,7 +34,8 @@ static void usage(void)
 	fprintf(stderr, "usage: cnasim [--machine LIST] [--workload LIST] [--threads LIST]\n"
 			"              [--duration-ms D] [--warmup-ms W] [--xfer-ns N] [--csv FILE]\n"
 			"              [--lock glibc,adaptive,mcs,shim] [--lag-ns N] [--stats]\n"
-			"              [--syscall-ns N] [--wake-call-ns N] [--wake-ns N] [--switch-ns N]\n"
+			"              [--syscall-ns N] [--syscall-entry-ns N] [--yield-ns N]\n"
+			"              [--wake-call-ns N] [--wake-ns N] [--switch-ns N]\n"
 			"              [--runs N]\n"
 			"       cnasim --explore [--seeds N] [--seed S] [--verbose] [--expect-violation]\n");
 	exit(2);
@@ -87,7 +89,7 @@ struct sweep {
 	unsigned nmachines, nworkloads, nthreads;
 	uint64_t duration_ns, warmup_ns, xfer_ns, lag_ns;
 	/* kernel costs measured on this machine (0: the preset's) */
-	uint64_t syscall_ns, wake_call_ns, wake_ns, switch_ns;
+	uint64_t syscall_ns, syscall_entry_ns, yield_ns, wake_call_ns, wake_ns, switch_ns;
 	unsigned lock_mask;            /* locks to run; the others print 0 */
 	unsigned runs;                 /* seeds per point, 1..MAX_RUNS */
 	bool library_stats;
@@ -197,6 +199,10 @@ static int sweep(struct sweep *w)
 			m.same_core_ns = m.same_socket_ns = m.remote_ns = w->xfer_ns;
 		if (w->syscall_ns)
 			m.syscall_ns = w->syscall_ns;
+		if (w->syscall_entry_ns)
+			m.syscall_entry_ns = w->syscall_entry_ns;
+		if (w->yield_ns)
+			m.yield_ns = w->yield_ns;
 		if (w->wake_call_ns)
 			m.wake_call_ns = w->wake_call_ns;
 		if (w->wake_ns)
@@ -248,6 +254,8 @@ int main(int argc, char **argv)
 		else if (!strcmp(a, "--warmup-ms")) w.warmup_ns = number(v) * 1000000ull;
 		else if (!strcmp(a, "--xfer-ns")) w.xfer_ns = number(v);
 		else if (!strcmp(a, "--syscall-ns")) w.syscall_ns = number(v);
+		else if (!strcmp(a, "--syscall-entry-ns")) w.syscall_entry_ns = number(v);
+		else if (!strcmp(a, "--yield-ns")) w.yield_ns = number(v);
 		else if (!strcmp(a, "--wake-call-ns")) w.wake_call_ns = number(v);
 		else if (!strcmp(a, "--wake-ns")) w.wake_ns = number(v);
 		else if (!strcmp(a, "--switch-ns")) w.switch_ns = number(v);
