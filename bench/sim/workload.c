@@ -217,11 +217,13 @@ static void report_futex_calls(const struct run *r)
 	for (unsigned i = 0; i < r->sim.nthreads; i++)
 		ops += r->workers[i].ops;
 	fprintf(stderr, "cnasim: %s %s %u threads, %s futex calls: waits=%llu changed=%llu "
-		"wakes=%llu woken=%llu requeues=%llu ops_in_window=%llu\n", r->cfg->machine.name,
+		"wakes=%llu woken=%llu requeues=%llu ops_in_window=%llu owner_changes_in_window=%llu\n",
+		r->cfg->machine.name,
 		r->cfg->profile->name, r->sim.nthreads, sim_lock_names[r->cfg->lock],
 		(unsigned long long)f->waits, (unsigned long long)f->waits_changed,
 		(unsigned long long)f->wakes, (unsigned long long)f->woken,
-		(unsigned long long)f->requeues, (unsigned long long)ops);
+		(unsigned long long)f->requeues, (unsigned long long)ops,
+		(unsigned long long)r->transfers);
 }
 
 static double jain(const struct run *r)
