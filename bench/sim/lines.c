@@ -44,6 +44,7 @@ static struct line *line_of(uintptr_t address)
 		if (!l->tag) {
 			l->tag = tag;
 			l->owner = -1;
+			l->giver = -1;
 			return l;
 		}
 	}

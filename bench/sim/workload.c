@@ -209,7 +209,8 @@ static void report_library_stats(const struct run *r)
 	fprintf(stderr, "\n");
 }
 
-/* Futex calls over the whole run (warm-up included), per operation. */
+/* Futex calls over the whole run (warm-up included), beside the operations
+ * and changes of owner of the measured window. */
 static void report_futex_calls(const struct run *r)
 {
 	const struct sim_futex_counts *f = &sim_futex_counts;
