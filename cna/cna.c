@@ -101,9 +101,13 @@ bool cna_enqueue(struct cna_queue *q, struct cna_node *me)
 	me->numa_node = me->real_node;
 	me->sec_head = NULL;
 	me->sec_tail = NULL;
-	me->local_run_start_ns = 0;
+	me->sec_oldest_ns = 0;
 	me->reordering = false;
 	me->was_moved = false;
+	/* Before the exchange below publishes the node to the heads that
+	 * read it (starving()). */
+	uint64_t now = cna_now_ns();
+	me->wait_start_ns = now;
 
 	CNA_INJECT();
 	/* tail: X -> me.  Release publishes the initialised node to the next
@@ -116,7 +120,7 @@ bool cna_enqueue(struct cna_queue *q, struct cna_node *me)
 		 * carry over (written before the CAS that emptied the queue). */
 		uint64_t until = atomic_load_explicit(&q->reorder_until_ns,
 						      memory_order_relaxed);
-		me->reordering = until && cna_now_ns() < until;
+		me->reordering = until && now < until;
 		return true;
 	}
 
@@ -144,7 +148,7 @@ static struct cna_node *wait_for_next(struct cna_node *me)
 {
 	struct cna_node *next;
 	unsigned spins = 0;
-	/* Acquire: pairs with the release store of prev->next in cna_wait_for_head(). */
+	/* Acquire: pairs with the release store of prev->next in cna_enqueue(). */
 	while (!(next = atomic_load_explicit(&me->next, memory_order_acquire))) {
 		if (++spins < LINK_SPINS_BEFORE_YIELD)
 			cpu_relax();
@@ -154,19 +158,39 @@ static struct cna_node *wait_for_next(struct cna_node *me)
 	return next;
 }
 
-static bool prefers(const struct cna_node *candidate, int32_t preferred_node)
-{
-	return candidate->priority || candidate->real_node == preferred_node;
-}
-
 /* The succession a head decides on, written into the successor by grant_with(). */
 struct succession {
 	struct cna_node *succ;
 	struct cna_node *sec_head, *sec_tail;
-	uint64_t local_run_start_ns;
+	uint64_t sec_oldest_ns;
 	int32_t preferred_node;
 	bool reordering;
+	uint64_t now_ns;               /* read once per pass, when first needed (0: not yet) */
 };
+
+static uint64_t pass_now(struct succession *s)
+{
+	if (!s->now_ns)
+		s->now_ns = cna_now_ns();
+	return s->now_ns;
+}
+
+/* Waited since `since` for longer than the threshold. */
+static bool waited_past_threshold(struct succession *s, uint64_t since,
+				  const struct cna_params *params)
+{
+	uint64_t now = pass_now(s);
+	return now > since && now - since > params->threshold_ns;
+}
+
+/* Served in queue order: the preferred node's, a priority waiter, or one
+ * that has waited past the threshold (starvation avoidance). */
+static bool prefers(struct succession *s, const struct cna_node *candidate,
+		    const struct cna_params *params)
+{
+	return candidate->priority || candidate->real_node == s->preferred_node ||
+	       waited_past_threshold(s, candidate->wait_start_ns, params);
+}
 
 /* The oldest remote waiter becomes the successor; its node the preferred one. */
 static void promote_secondary(struct succession *s)
@@ -174,7 +198,7 @@ static void promote_secondary(struct succession *s)
 	s->succ = s->sec_head;
 	s->preferred_node = s->succ->real_node;
 	s->sec_head = s->sec_tail = NULL;
-	s->local_run_start_ns = 0;
+	s->sec_oldest_ns = 0;
 }
 
 /* secondary r1..rk, primary next.. -> primary r1..rk next..; secondary empty. */
@@ -190,13 +214,17 @@ static void flush_secondary(struct succession *s, struct cna_node *next)
  * be about to be written by an enqueuer.  Returns waiters moved, or -1 if
  * no preferred waiter was found (nothing moved).
  */
-static int order_queue(struct succession *s, struct cna_node *next, bool mark_moved)
+static int order_queue(struct succession *s, struct cna_node *next,
+		       const struct cna_params *params)
 {
 	struct cna_node *prev = NULL, *cur = next;
 	int skipped = 0;
+	uint64_t oldest = UINT64_MAX;   /* the earliest wait start skipped */
 
-	while (!prefers(cur, s->preferred_node)) {
-		/* Acquire: pairs with the release store in cna_wait_for_head(). */
+	while (!prefers(s, cur, params)) {
+		if (cur->wait_start_ns < oldest)
+			oldest = cur->wait_start_ns;
+		/* Acquire: pairs with the release store in cna_enqueue(). */
 		struct cna_node *after = atomic_load_explicit(&cur->next,
 							      memory_order_acquire);
 		if (!after)
@@ -209,7 +237,7 @@ static int order_queue(struct succession *s, struct cna_node *next, bool mark_mo
 		/* The moved waiters read was_moved only once head, after grants
 		 * that order this write before their reads.  A second walk, on
 		 * lines the first one just read, and only for statistics. */
-		if (mark_moved)
+		if (params->mark_moved)
 			for (struct cna_node *n = next; n != cur;
 			     n = atomic_load_explicit(&n->next, memory_order_relaxed))
 				n->was_moved = true;
@@ -218,9 +246,11 @@ static int order_queue(struct succession *s, struct cna_node *next, bool mark_mo
 		if (s->sec_tail) {
 			atomic_store_explicit(&s->sec_tail->next, next,
 					      memory_order_relaxed);
+			if (oldest < s->sec_oldest_ns)
+				s->sec_oldest_ns = oldest;
 		} else {
 			s->sec_head = next;
-			s->local_run_start_ns = cna_now_ns();
+			s->sec_oldest_ns = oldest;
 			s->reordering = true;
 		}
 		s->sec_tail = prev;
@@ -234,7 +264,7 @@ static void choose_successor(struct succession *s, struct cna_node *next,
 			     struct cna_handoff *out)
 {
 	if (s->sec_head) {
-		if (cna_now_ns() - s->local_run_start_ns > params->threshold_ns) {
+		if (waited_past_threshold(s, s->sec_oldest_ns, params)) {
 			flush_secondary(s, next);   /* starvation avoidance */
 			out->flushed = true;
 			return;
@@ -245,7 +275,7 @@ static void choose_successor(struct succession *s, struct cna_node *next,
 		return;
 	}
 
-	int moved = order_queue(s, next, params->mark_moved);
+	int moved = order_queue(s, next, params);
 	if (moved >= 0) {
 		out->moved = (unsigned)moved;
 		return;
@@ -267,7 +297,7 @@ static void grant_with(const struct cna_node *me, const struct succession *s,
 	struct cna_node *succ = s->succ;
 	succ->sec_head = s->sec_head;
 	succ->sec_tail = s->sec_tail;
-	succ->local_run_start_ns = s->local_run_start_ns;
+	succ->sec_oldest_ns = s->sec_oldest_ns;
 	succ->numa_node = s->preferred_node;
 	succ->reordering = s->reordering;
 	out->granted = true;
@@ -283,12 +313,12 @@ void cna_pass_head(struct cna_queue *q, struct cna_node *me,
 	struct succession s = {
 		.sec_head = me->sec_head,
 		.sec_tail = me->sec_tail,
-		.local_run_start_ns = me->local_run_start_ns,
+		.sec_oldest_ns = me->sec_oldest_ns,
 		.preferred_node = me->numa_node,
 		.reordering = me->reordering,
 	};
 
-	/* Acquire: pairs with the release store in cna_wait_for_head(). */
+	/* Acquire: pairs with the release store in cna_enqueue(). */
 	struct cna_node *next = atomic_load_explicit(&me->next, memory_order_acquire);
 	if (!next) {
 		struct cna_node *expected = me;

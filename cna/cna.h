@@ -15,8 +15,14 @@
  *   secondary   (remote waiters, oldest first; empty iff sec_head == NULL)
  *
  * The secondary queue goes back in front of the primary one when no local
- * waiter is left, or when the local run has lasted longer than the
- * threshold (starvation avoidance); priority waiters are never moved; while
+ * waiter is left, or when its oldest waiter has waited (since it joined
+ * the queue) longer than the threshold: the local run has then lasted that
+ * long while remote waiters wait.  A waiter that has waited longer than the
+ * threshold is never moved again, like a priority waiter: it is served in
+ * queue order, so on any number of nodes nobody is passed over for much
+ * more than one threshold (moved again after a flush, a waiter of the
+ * fourth node of four would wait out the runs of the other three, one
+ * threshold each).  Priority waiters are never moved; while
  * the secondary queue is empty, reordering is skipped with probability
  * 1 - 2^-shuffle_bits (shuffle reduction) -- until a secondary queue first
  * forms.  From then on every head reorders until the queue is empty (no
@@ -63,7 +69,8 @@ struct cna_node {
 	/* Owned by the head; written by the granter before the grant. */
 	struct cna_node *sec_head;
 	struct cna_node *sec_tail;
-	uint64_t local_run_start_ns;   /* when the secondary queue got its first node */
+	uint64_t wait_start_ns;        /* when this waiter joined the queue */
+	uint64_t sec_oldest_ns;        /* the earliest wait_start_ns in the secondary queue */
 	bool reordering;               /* a secondary queue formed since the queue was empty */
 	/* Set by a head that moved this waiter to the secondary queue, when
 	 * cna_params.mark_moved asks; read by the waiter once it is head. */
@@ -79,7 +86,7 @@ struct cna_queue {
 
 struct cna_params {
 	bool numa_aware;               /* false: plain MCS order */
-	uint64_t threshold_ns;         /* longest local run while remote waiters wait */
+	uint64_t threshold_ns;         /* longest wait before a waiter is served in order */
 	unsigned shuffle_bits;         /* 0..31 */
 	unsigned spin_budget;          /* spins before a waiter parks */
 	bool park_dormant;             /* a waiter that parks does so DORMANT */

@@ -24,7 +24,8 @@
  *   - passing the headship (cna_pass_head: CAS the tail to the secondary
  *     tail when there is no next, wait_for_next, choose_successor with
  *     threshold flush, shuffle reduction and order_queue moving remote
- *     waiters to the secondary queue, grant_with/grant: exchange the state
+ *     waiters to the secondary queue, except one that has waited past the
+ *     threshold (a nondeterministic choice at every remote waiter), grant_with/grant: exchange the state
  *     to HEAD, then wake if it was PARKED; if DORMANT, store 2 in the word
  *     the granter owns and requeue the sleeper from its node to the word);
  *   - unlocking (word_unlock: exchange in 0, wake one if it was 2);
@@ -271,10 +272,13 @@ inline order_queue()
 	do
 	:: real_node(cur) == pref -> break
 	:: else ->
-		after = nxt[cur];
 		if
-		:: after == NIL -> cur = NIL; break
-		:: else -> pv = cur; cur = after
+		:: break               /* cur waited past the threshold: in order */
+		:: after = nxt[cur];
+			if
+			:: after == NIL -> cur = NIL; break
+			:: else -> pv = cur; cur = after
+			fi
 		fi
 	od;
 	if

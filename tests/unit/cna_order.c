@@ -72,7 +72,7 @@ static void give_secondary(int count, int node, uint64_t run_start_ns)
 	}
 	scene.head.sec_head = &secondary[0];
 	scene.head.sec_tail = &secondary[count - 1];
-	scene.head.local_run_start_ns = run_start_ns;
+	scene.head.sec_oldest_ns = run_start_ns;
 }
 
 static void pass_from(struct cna_node *head)
@@ -161,7 +161,7 @@ static void remote_run_moves_to_secondary(void)
 	CHECK(W(2)->sec_tail == W(1));
 	check_list(W(2)->sec_head, 2, W(0), W(1));
 	check_list(W(2), 2, W(2), W(3));
-	CHECK(W(2)->local_run_start_ns != 0);
+	CHECK_EQ(W(2)->sec_oldest_ns, W(0)->wait_start_ns);
 	CHECK(queue_tail() == W(3));
 }
 
@@ -205,11 +205,12 @@ static void moved_waiters_are_marked(void)
 	CHECK(!W(0)->was_moved);
 }
 
-/* A later move appends to the existing secondary queue and keeps its start. */
+/* A later move appends to the existing secondary queue; the queue's oldest
+ * wait start stays the earliest of its waiters'. */
 static void moves_append_to_secondary(void)
 {
 	build(0, 3, 1, 0, 0);
-	uint64_t start = cna_now_ns();
+	uint64_t start = W(0)->wait_start_ns - 1;   /* older than the waiter moved */
 	give_secondary(2, 1, start);
 	pass();
 	CHECK_EQ(scene.out.moved, 1);
@@ -217,8 +218,76 @@ static void moves_append_to_secondary(void)
 	check_only_head(W(1));
 	check_list(W(1)->sec_head, 3, S(0), S(1), W(0));
 	CHECK(W(1)->sec_tail == W(0));
-	CHECK_EQ(W(1)->local_run_start_ns, start);
+	CHECK_EQ(W(1)->sec_oldest_ns, start);
 	check_list(W(1), 2, W(1), W(2));
+
+	/* The waiter moved now waited longer than the secondary queue's oldest. */
+	build(0, 3, 1, 0, 0);
+	give_secondary(2, 1, W(0)->wait_start_ns + 1);
+	pass();
+	CHECK_EQ(scene.out.moved, 1);
+	CHECK_EQ(W(1)->sec_oldest_ns, W(0)->wait_start_ns);
+}
+
+/* The secondary queue's oldest wait start is the earliest of the waiters
+ * moved, not the first one's: a waiter put back in front by a flush can
+ * queue behind a younger one. */
+static void oldest_wait_start_is_tracked(void)
+{
+	build(0, 3, 1, 1, 0);
+	W(1)->wait_start_ns = W(0)->wait_start_ns - 1000;
+	pass();
+	CHECK_EQ(scene.out.moved, 2);
+	check_only_head(W(2));
+	CHECK_EQ(W(2)->sec_oldest_ns, W(1)->wait_start_ns);
+}
+
+/*
+ * A waiter that has waited longer than the threshold is served in queue
+ * order, whatever its node: the head does not move it, it becomes the
+ * successor and inherits the preference (so the waiters of the preferred
+ * node behind it keep theirs).  One that has not is moved as usual.
+ */
+static void waiter_past_threshold_is_not_moved(void)
+{
+	const uint64_t threshold = UINT64_C(1000000000);   /* 1 s */
+	build(0, 3, 1, 1, 0);
+	scene.params.threshold_ns = threshold;
+	uint64_t now = cna_now_ns();
+	W(1)->wait_start_ns = now - 2 * threshold;
+	pass();
+	CHECK_EQ(scene.out.moved, 1);      /* W0 only: it has not waited so long */
+	check_only_head(W(1));
+	CHECK(!scene.out.local);
+	CHECK_EQ(W(1)->numa_node, 0);      /* the preference carries on */
+	check_list(W(1)->sec_head, 1, W(0));
+	check_list(W(1), 2, W(1), W(2));
+
+	/* At the head of the queue: granted at once, nothing moved. */
+	build(0, 2, 1, 0);
+	scene.params.threshold_ns = threshold;
+	W(0)->wait_start_ns = cna_now_ns() - 2 * threshold;
+	pass();
+	CHECK_EQ(scene.out.moved, 0);
+	check_only_head(W(0));
+	CHECK(W(0)->sec_head == NULL);
+
+	/* Below the threshold the same queue is reordered. */
+	build(0, 2, 1, 0);
+	scene.params.threshold_ns = threshold;
+	pass();
+	CHECK_EQ(scene.out.moved, 1);
+	check_only_head(W(1));
+}
+
+/* cna_enqueue() stamps the waiter's wait start from the clock. */
+static void enqueue_stamps_wait_start(void)
+{
+	uint64_t before = cna_now_ns();
+	build(0, 1, 1);
+	uint64_t after = cna_now_ns();
+	CHECK(W(0)->wait_start_ns >= before && W(0)->wait_start_ns <= after);
+	CHECK(scene.head.wait_start_ns >= before && scene.head.wait_start_ns <= after);
 }
 
 /* The successor inherits the head's preferred node, not its own. */
@@ -253,7 +322,7 @@ static void no_local_keeps_secondary_with_stand_in(void)
 	CHECK(W(0)->sec_tail == S(1));
 	check_list(W(0)->sec_head, 2, S(0), S(1));
 	CHECK_EQ(W(0)->numa_node, 0);
-	CHECK_EQ(W(0)->local_run_start_ns, start);
+	CHECK_EQ(W(0)->sec_oldest_ns, start);
 	check_list(W(0), 2, W(0), W(1));
 }
 
@@ -310,8 +379,9 @@ static void primary_tail_never_moved(void)
 	check_list(W(0), 2, W(0), W(1));
 }
 
-/* The local run has lasted past the threshold: the secondary queue goes in
- * front of the primary one and its oldest waiter is the successor. */
+/* The secondary queue's oldest waiter has waited past the threshold: the
+ * secondary queue goes in front of the primary one and its first waiter is
+ * the successor. */
 static void threshold_flushes(void)
 {
 	build(0, 2, 0, 1);
@@ -545,6 +615,9 @@ int main(void)
 	remote_run_moves_to_secondary();
 	moved_waiters_are_marked();
 	moves_append_to_secondary();
+	oldest_wait_start_is_tracked();
+	waiter_past_threshold_is_not_moved();
+	enqueue_stamps_wait_start();
 	successor_inherits_preference();
 	no_local_keeps_secondary_with_stand_in();
 	no_local_no_secondary_takes_next();
