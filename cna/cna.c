@@ -105,7 +105,7 @@ bool cna_enqueue(struct cna_queue *q, struct cna_node *me)
 	me->reordering = false;
 	me->was_moved = false;
 	/* Before the exchange below publishes the node to the heads that
-	 * read it (starving()). */
+	 * read it (prefers()). */
 	uint64_t now = cna_now_ns();
 	me->wait_start_ns = now;
 
