@@ -23,6 +23,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "monotonic.h"
+
 #define MAX_THREADS 64
 
 static _Alignas(64) _Atomic uint32_t word;
@@ -48,13 +50,6 @@ static bool another_in_wait(int self)
 		if (i != self && atomic_load_explicit(&waiting[i].in_wait, memory_order_relaxed))
 			return true;
 	return false;
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 static long futex(int op, uint32_t value)

@@ -28,17 +28,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "monotonic.h"
+
 #define SAMPLES 2001
 #define WAKES 401
 #define SWITCH_ROUNDS 20000
 #define PAUSE_NS 100000
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static void pin(int cpu)
 {

@@ -27,6 +27,7 @@
 #endif
 
 #include "cpu_time.h"
+#include "monotonic.h"
 
 #define CACHE_LINE 64
 #define MAX_THREADS 1024
@@ -94,13 +95,6 @@ static struct guarded *guarded;
 static struct worker *workers;
 static _Atomic int phase = PHASE_WARMUP;
 static pthread_barrier_t start_barrier;
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 // Busy work the compiler cannot drop: the asm makes the value opaque.
 static void spin_work(unsigned long iterations)

@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "monotonic.h"
+
 #define ROUNDS 1000
 #define BATCHES 201
 
@@ -25,13 +27,6 @@ static void pin(int cpu)
 	CPU_ZERO(&set);
 	CPU_SET(cpu, &set);
 	pthread_setaffinity_np(pthread_self(), sizeof set, &set);
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 // Odd values are the partner's to answer; it answers with the next even one.
