@@ -209,14 +209,21 @@ static void report_library_stats(const struct run *r)
 	fprintf(stderr, "\n");
 }
 
+/* Every thread's operations in the measured window. */
+static uint64_t total_ops(const struct run *r)
+{
+	uint64_t ops = 0;
+	for (unsigned i = 0; i < r->sim.nthreads; i++)
+		ops += r->workers[i].ops;
+	return ops;
+}
+
 /* Futex calls over the whole run (warm-up included), beside the operations
  * and changes of owner of the measured window. */
 static void report_futex_calls(const struct run *r)
 {
 	const struct sim_futex_counts *f = &sim_futex_counts;
-	uint64_t ops = 0;
-	for (unsigned i = 0; i < r->sim.nthreads; i++)
-		ops += r->workers[i].ops;
+	uint64_t ops = total_ops(r);
 	fprintf(stderr, "cnasim: %s %s %u threads, %s futex calls: waits=%llu changed=%llu "
 		"wakes=%llu woken=%llu requeues=%llu ops_in_window=%llu owner_changes_in_window=%llu\n",
 		r->cfg->machine.name,
@@ -286,8 +293,7 @@ bool sim_run_workload(const struct sim_run_config *cfg, struct sim_run_result *o
 			report_futex_calls(r);
 
 		memset(out, 0, sizeof *out);
-		for (unsigned i = 0; i < n; i++)
-			out->ops += r->workers[i].ops;
+		out->ops = total_ops(r);
 		uint64_t span = cfg->ops_per_thread ? r->sim.threads[0].now : cfg->duration_ns;
 		out->ops_per_s = span ? (double)out->ops * 1e9 / (double)span : 0;
 		out->transfers = r->transfers;
