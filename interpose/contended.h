@@ -13,6 +13,9 @@ extern struct cna_params cnamutex_params;
 /* How long a waiter leaves a free word to the CPU that last owned it (0: never). */
 extern uint64_t contended_cpu_batch_ns;
 
+/* CPUs this process may run on, at load (the simulator: its machine's). */
+extern unsigned contended_cpus;
+
 /* Acquire a queueable mutex whose fast-path CAS failed. */
 void contended_lock(pthread_mutex_t *m);
 

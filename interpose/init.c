@@ -1,5 +1,6 @@
 /* interpose/init.c — load-time set-up, fork handling and the exit report. */
 #include <pthread.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include "contended.h"
@@ -14,6 +15,16 @@
 #include "tunables.h"
 
 static struct tunables settings;
+
+/* The CPUs this process may run on; the online count if the mask is unknown. */
+static unsigned usable_cpus(void)
+{
+	cpu_set_t set;
+	if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+		return (unsigned)CPU_COUNT(&set);
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+	return online > 0 ? (unsigned)online : 1u;
+}
 
 static bool numa_aware(enum numa_mode mode)
 {
@@ -60,6 +71,7 @@ __attribute__((constructor)) static void cnamutex_load(void)
 	cnamutex_params.shuffle_bits = settings.shuffle_bits;
 	cnamutex_params.spin_budget = settings.spin;
 	contended_cpu_batch_ns = (uint64_t)settings.cpu_batch_us * 1000u;
+	contended_cpus = usable_cpus();
 	stats_init(settings.stats);
 	profile_init(settings.profile);
 	report_init(settings.report_interval_s);

@@ -7,7 +7,8 @@
  * contended path (and, with statistics or the profile on, its fast path),
  * plus one (0: not known yet); and OWNER_STARVING, set by a waiter whose
  * wait has passed the threshold so that the others leave the word to it
- * (word.h), cleared when such a waiter takes the mutex.  It
+ * (word.h), cleared when such a waiter takes the mutex.  (The next 32
+ * bits hold the spinner claim of word_spinner.h.)  It
  * sits on the word's cache line, so waiters that watch the word read it for
  * free and the new owner writes a line it already holds.
  *

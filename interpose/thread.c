@@ -48,6 +48,11 @@ void thread_note_contended(struct cnamutex_thread *self)
 	}
 }
 
+unsigned thread_contenders(void)
+{
+	return atomic_load_explicit(&next_thread_index, memory_order_relaxed);
+}
+
 void thread_prepare_node_on(struct cnamutex_thread *self, int cpu)
 {
 	self->node.real_node = topology_node_at(self->index, cpu);

@@ -58,6 +58,10 @@ static inline pid_t thread_tid(void)
  * then waits. */
 void thread_note_contended(struct cnamutex_thread *self);
 
+/* Threads that have contended so far (exited ones too): while this is no
+ * more than the CPUs, every contender can run at once. */
+unsigned thread_contenders(void);
+
 /* Fill in the node fields a waiter sets before it enqueues. */
 void thread_prepare_node(struct cnamutex_thread *self);
 /* The same, for a caller that has just asked which CPU it runs on. */

@@ -196,7 +196,7 @@ unsigned sim_shim_records_in_use(void)
 	return queue_table_in_use();
 }
 
-void sim_shim_configure(unsigned nodes, uint64_t threshold_ns, unsigned spin_budget,
+void sim_shim_configure(unsigned nodes, unsigned cpus, uint64_t threshold_ns, unsigned spin_budget,
 			unsigned shuffle_bits)
 {
 	char spec[32];
@@ -213,5 +213,6 @@ void sim_shim_configure(unsigned nodes, uint64_t threshold_ns, unsigned spin_bud
 								     : t.shuffle_bits;
 	cnamutex_params.spin_budget = spin_budget != SIM_TUNABLE_DEFAULT ? spin_budget : t.spin;
 	contended_cpu_batch_ns = (uint64_t)t.cpu_batch_us * 1000u;
+	contended_cpus = cpus;
 	queue_table_reset_after_fork();   /* a failed run may leave records behind */
 }

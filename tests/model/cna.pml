@@ -11,7 +11,10 @@
  *     sleeper; a wait with a deadline may time out while still asleep;
  *   - the first waiter (word_lock_as_first_waiter: a newcomer that finds
  *     the word 1 makes it 2 and sleeps on it glibc's way, without queueing;
- *     if it finds 2 it queues);
+ *     if it finds 2 it queues); the spinner claim (word_spinner.h), which
+ *     lets one newcomer at a time spin on the word first, adds no state: a
+ *     spin is CAS 0->1 attempts, as the fast path's, and whether there is
+ *     one is already free;
  *   - the MCS enqueue (cna_enqueue: exchange the tail, then link prev->next);
  *   - waiting for the grant (wait_for_grant: spin, CAS WAITING->PARKED or
  *     WAITING->DORMANT, chosen at random as the spin credit would, then
