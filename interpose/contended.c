@@ -27,9 +27,9 @@
 #define PRE_QUEUE_SPIN_DIVISOR 8
 
 /*
- * While no more threads have contended than the process has CPUs, each
- * waiter can have a CPU while it spins, so parking saves no CPU another
- * thread of ours needs; it only adds a futex wake to every grant, while those
+ * While no more threads have contended than the process has CPUs (the
+ * CPUs to spare below), each waiter can have a CPU while it spins, so
+ * parking saves no CPU another thread of ours needs; it only adds a futex wake to every grant, while those
  * behind wait too, and their spin credit then sends them all to sleep (a
  * convoy).  So a queued waiter then spins this many times its budget
  * before it parks.  Simulated 4-socket leveldb-like profile with one
@@ -197,7 +197,8 @@ void contended_lock(pthread_mutex_t *m)
 	struct word_gate gate_space;
 	struct word_gate *gate = prepare_gate(&gate_space, m, self, now_ns);
 	int spin = WORD_SPIN_SPENT;
-	bool claimed = contended_cpus >= WORD_SPINNER_MIN_CPUS;
+	bool cpus_to_spare = thread_contenders() <= contended_cpus;
+	bool claimed = cpus_to_spare;
 	if (!claimed || word_spinner_try_claim(m, now_ns)) {
 		spin = word_spin_unwaited(word, spin_budget(self, SPIN_BEFORE_QUEUE), gate);
 		if (claimed)
@@ -224,7 +225,7 @@ void contended_lock(pthread_mutex_t *m)
 
 	thread_prepare_node(self);
 	struct cna_params params = cnamutex_params;
-	params.spin_budget = thread_contenders() <= contended_cpus
+	params.spin_budget = cpus_to_spare
 		? queue_spin_with_cpus(cnamutex_params.spin_budget)
 		: spin_budget(self, SPIN_IN_QUEUE);
 #ifndef CNAMUTEX_BROKEN_FOR_TESTS

@@ -13,12 +13,13 @@
  * to the next acquisition (an MCS lock: 172 and 88 ns); with one spinner
  * the profile runs 1.00 Mops/s instead of 0.51 (glibc 1.32).
  *
- * A herd needs two spinners running at once beside the owner, so with
- * fewer than WORD_SPINNER_MIN_CPUS CPUs nobody claims: there the claim
- * would only keep newcomers from spinning while its holder is preempted,
- * and send them to sleep on the word (this 2-CPU machine, the tiny
- * critical section at 8 and 16 threads: with the claim the shim kept 1.07
- * of the 2 CPUs busy, glibc 1.99).
+ * Only while no more threads have contended than the process has CPUs
+ * (contended.c): with more, a claimant is often preempted, and the claim
+ * would only keep the others from spinning meanwhile and send them to
+ * sleep on the word (on this 2-CPU VM, the tiny critical section at 8 and
+ * 16 threads: the shim kept 1.07 of the CPUs busy with the claim, glibc
+ * 1.99; the 2-socket model's leveldb-like profile at 96 threads on its 72
+ * CPUs: 0.75 of glibc with the claim, 0.83 without).
  *
  * The claim is a hint kept in the upper half of the mutex's __list, which
  * glibc touches only for robust mutexes (never taken over, locality.h):
@@ -45,8 +46,6 @@ _Static_assert(offsetof(pthread_mutex_t, __data.__list) + 4 == 28, "claim offset
 #endif
 _Static_assert(sizeof(((pthread_mutex_t *)0)->__data.__list) >= 2 * sizeof(uint32_t),
 	       "room for the owner slot and the spinner claim");
-
-#define WORD_SPINNER_MIN_CPUS 3u
 
 /* ~1 us ticks; a claim is stale after ~1 ms, a few times the longest
  * pre-queue spin that is not preempted (1000/8 rounds and their yields). */
