@@ -29,9 +29,9 @@
 /*
  * While no more threads have contended than the process has CPUs (the
  * CPUs to spare below), each waiter can have a CPU while it spins, so
- * parking saves no CPU another thread of ours needs; it only adds a futex wake to every grant, while those
- * behind wait too, and their spin credit then sends them all to sleep (a
- * convoy).  So a queued waiter then spins this many times its budget
+ * parking saves no CPU another thread of ours needs; it only adds a futex
+ * wake to every grant, while those behind wait too, and their spin credit
+ * then sends them all to sleep (a convoy).  So a queued waiter then spins this many times its budget
  * before it parks.  Simulated 4-socket leveldb-like profile with one
  * newcomer spinning (word_spinner.h), 8/16/72/142 threads, 50 ms runs:
  * 0.45/0.44/0.97/0.96 of glibc with the plain budget, 0.75/0.70/1.25/0.96
@@ -193,15 +193,16 @@ void contended_lock(pthread_mutex_t *m)
 	 * word if no other newcomer does (like qspinlock's pending waiter),
 	 * then wait on the word itself if nobody does yet; queue if somebody
 	 * does. */
-	uint64_t now_ns = start_ns ? start_ns : cna_now_ns();
+	bool cpus_to_spare = thread_contenders() <= contended_cpus;
+	/* One clock read serves the claim and the gate (which reads it if
+	 * given 0 and it needs one). */
+	uint64_t now_ns = start_ns || !cpus_to_spare ? start_ns : cna_now_ns();
 	struct word_gate gate_space;
 	struct word_gate *gate = prepare_gate(&gate_space, m, self, now_ns);
 	int spin = WORD_SPIN_SPENT;
-	bool cpus_to_spare = thread_contenders() <= contended_cpus;
-	bool claimed = cpus_to_spare;
-	if (!claimed || word_spinner_try_claim(m, now_ns)) {
+	if (!cpus_to_spare || word_spinner_try_claim(m, now_ns)) {
 		spin = word_spin_unwaited(word, spin_budget(self, SPIN_BEFORE_QUEUE), gate);
-		if (claimed)
+		if (cpus_to_spare)
 			word_spinner_release(m);
 		if (spin != WORD_SPIN_WAITED_ON)
 			spin_credit_settle(&self->spin, SPIN_BEFORE_QUEUE,

@@ -196,8 +196,8 @@ unsigned sim_shim_records_in_use(void)
 	return queue_table_in_use();
 }
 
-void sim_shim_configure(unsigned nodes, unsigned cpus, uint64_t threshold_ns, unsigned spin_budget,
-			unsigned shuffle_bits)
+void sim_shim_configure(unsigned nodes, unsigned cpus, uint64_t threshold_ns,
+			unsigned spin_budget, unsigned shuffle_bits)
 {
 	char spec[32];
 	snprintf(spec, sizeof spec, "nodes=%u", nodes);

@@ -45,7 +45,7 @@ unsigned sim_shim_records_in_use(void);
 /* 0 for threshold_ns, SIM_TUNABLE_DEFAULT for spin_budget or shuffle_bits:
  * the tunables' value. */
 #define SIM_TUNABLE_DEFAULT 0xffffffffu
-void sim_shim_configure(unsigned nodes, unsigned cpus, uint64_t threshold_ns, unsigned spin_budget,
-			unsigned shuffle_bits);
+void sim_shim_configure(unsigned nodes, unsigned cpus, uint64_t threshold_ns,
+			unsigned spin_budget, unsigned shuffle_bits);
 
 #endif

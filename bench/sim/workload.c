@@ -271,8 +271,8 @@ bool sim_run_workload(const struct sim_run_config *cfg, struct sim_run_result *o
 			r->track[i].last_owner = -1;
 		}
 		sim_futex_reset();
-		sim_shim_configure(cfg->machine.sockets, sim_machine_cpus(&cfg->machine), cfg->threshold_ns, cfg->spin_budget,
-				   cfg->shuffle_bits);
+		sim_shim_configure(cfg->machine.sockets, sim_machine_cpus(&cfg->machine),
+				   cfg->threshold_ns, cfg->spin_budget, cfg->shuffle_bits);
 		stats_enabled = instrument_enabled = cfg->library_stats;
 		r->window_start = cfg->warmup_ns;
 		r->end = cfg->warmup_ns + cfg->duration_ns;
