@@ -21,6 +21,7 @@ void platform_yield(void);
 uint64_t platform_now_ns(void);
 int platform_current_cpu(void);
 pid_t platform_gettid(void);
+pid_t platform_getpid(void);
 
 #else
 
@@ -63,6 +64,11 @@ static inline int platform_current_cpu(void)
 static inline pid_t platform_gettid(void)
 {
 	return gettid();
+}
+
+static inline pid_t platform_getpid(void)
+{
+	return getpid();
 }
 
 #endif

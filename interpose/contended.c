@@ -21,6 +21,7 @@
 #include "topology.h"
 #include "tunables.h"
 #include "word.h"
+#include "word_handoff.h"
 #include "word_spinner.h"
 
 /* Newcomers spin this fraction of the waiters' budget before queueing. */
@@ -111,7 +112,8 @@ static uint64_t instrument_start(void)
 static struct stats_block *contended_acquired(pthread_mutex_t *m, struct cnamutex_thread *self,
 					      size_t won_by, uint64_t start_ns,
 					      const struct cna_handoff *handoff,
-					      const struct word_gate *gate, uint64_t *waited)
+					      const struct word_gate *gate,
+					      const struct word_starving *starving, uint64_t *waited)
 {
 	int cpu = platform_current_cpu();
 	enum transfer_kind transfer = mutex_note_owner(
@@ -124,6 +126,8 @@ static struct stats_block *contended_acquired(pthread_mutex_t *m, struct cnamute
 		return NULL;
 	struct stats_block *s = stats_self();
 	stats_add((_Atomic uint64_t *)((char *)s + won_by), 1);
+	if (starving && starving->handed)
+		stats_add(&s->handovers, 1);
 	stats_add(transfer == TRANSFER_LOCAL    ? &s->transfers_local
 		  : transfer == TRANSFER_REMOTE ? &s->transfers_remote
 						: &s->transfers_unknown,
@@ -194,9 +198,12 @@ void contended_lock(pthread_mutex_t *m)
 	 * then wait on the word itself if nobody does yet; queue if somebody
 	 * does. */
 	bool cpus_to_spare = thread_contenders() <= contended_cpus;
-	/* One clock read serves the claim and the gate (which reads it if
-	 * given 0 and it needs one). */
-	uint64_t now_ns = start_ns || !cpus_to_spare ? start_ns : cna_now_ns();
+	/* One clock read serves the claim, the gate and the starving deadline. */
+	uint64_t now_ns = start_ns ? start_ns : cna_now_ns();
+	struct word_starving starving = {
+		.slot = mutex_handoff_slot(m),
+		.deadline_ns = now_ns + cnamutex_params.threshold_ns,
+	};
 	struct word_gate gate_space;
 	struct word_gate *gate = prepare_gate(&gate_space, m, self, now_ns);
 	int spin = WORD_SPIN_SPENT;
@@ -209,18 +216,21 @@ void contended_lock(pthread_mutex_t *m)
 					   spin == WORD_SPIN_SPENT);
 	}
 	if (spin == WORD_SPIN_ACQUIRED) {
-		contended_acquired(m, self, WON_BY(acquisitions_spun), start_ns, NULL, gate, &waited);
+		contended_acquired(m, self, WON_BY(acquisitions_spun), start_ns, NULL, gate, NULL,
+				   &waited);
 		return;
 	}
-	if (spin == WORD_SPIN_SPENT && word_lock_as_first_waiter(word, gate)) {
-		contended_acquired(m, self, WON_BY(acquisitions_word), start_ns, NULL, gate, &waited);
+	if (spin == WORD_SPIN_SPENT && word_lock_as_first_waiter(word, gate, &starving)) {
+		contended_acquired(m, self, WON_BY(acquisitions_word), start_ns, NULL, gate,
+				   &starving, &waited);
 		return;
 	}
 
 	struct queue_record *record = queue_table_acquire(m);
 	if (!record) {
-		word_lock_sleeping(word, gate);
-		contended_acquired(m, self, WON_BY(queue_fallbacks), start_ns, NULL, gate, &waited);
+		word_lock_sleeping(word, gate, &starving);
+		contended_acquired(m, self, WON_BY(queue_fallbacks), start_ns, NULL, gate,
+				   &starving, &waited);
 		return;
 	}
 
@@ -253,8 +263,8 @@ void contended_lock(pthread_mutex_t *m)
 	/* A DORMANT head may have been moved onto the word's futex and woken
 	 * from there: it takes the word glibc's way. */
 	bool slept = params.park_dormant && parked
-		? word_lock_sleeping(word, gate)
-		: word_lock_as_head(word, head_spin, gate);
+		? word_lock_sleeping(word, gate, &starving)
+		: word_lock_as_head(word, head_spin, gate, &starving);
 #endif
 	spin_credit_settle(&self->spin, SPIN_AS_HEAD, slept);
 	struct cna_handoff handoff;
@@ -262,7 +272,7 @@ void contended_lock(pthread_mutex_t *m)
 	queue_table_release(record);
 
 	struct stats_block *s = contended_acquired(m, self, WON_BY(acquisitions_slow),
-						   start_ns, &handoff, gate, &waited);
+						   start_ns, &handoff, gate, &starving, &waited);
 	if (s) {
 		stats_add(&s->parks, (uint64_t)parked + (uint64_t)slept);
 		count_handoff(s, &handoff);
@@ -283,6 +293,7 @@ int contended_lock_until(pthread_mutex_t *m, clockid_t clock,
 	int err = word_lock_until(mutex_word(m), clock, abstime,
 				  cnamutex_params.spin_budget, gate);
 	if (err == 0)
-		contended_acquired(m, self, WON_BY(acquisitions_timed), start_ns, NULL, gate, &waited);
+		contended_acquired(m, self, WON_BY(acquisitions_timed), start_ns, NULL, gate, NULL,
+				   &waited);
 	return err;
 }

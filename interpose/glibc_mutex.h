@@ -6,6 +6,8 @@
  *   __lock   0 free, 1 held, 2 held and a futex sleeper may exist.  A thread
  *            that sleeps on the word sets 2 first; an unlock that swaps out
  *            a value > 1 wakes one sleeper.  A 2 is never turned into a 1.
+ *            3 is held with a starving waiter asking for it (the shim's
+ *            word_handoff.h), which glibc treats as 2.
  *   __owner  kernel tid of the holder (0 when free).
  *   __count  recursion depth of a RECURSIVE mutex.
  *   __nusers holders by pthread_mutex_lock, for destroy's EBUSY check.
@@ -51,7 +53,7 @@ _Static_assert(sizeof(((pthread_mutex_t *)0)->__data.__lock) == sizeof(_Atomic u
 _Static_assert(alignof(_Atomic uint32_t) <= alignof(int), "word alignment");
 _Static_assert(sizeof(_Atomic int) == sizeof(int), "owner/kind atomics");
 
-enum { WORD_FREE = 0, WORD_HELD = 1, WORD_HELD_SLEEPERS = 2 };
+enum { WORD_FREE = 0, WORD_HELD = 1, WORD_HELD_SLEEPERS = 2, WORD_HELD_HANDOFF = 3 };
 
 static inline _Atomic uint32_t *mutex_word(pthread_mutex_t *m)
 {
@@ -77,7 +79,7 @@ static inline void mutex_set_owner(pthread_mutex_t *m, int tid)
 			      memory_order_relaxed);
 }
 
-/* Fast path: 0 -> 1.  Acquire pairs with the release exchange in word_unlock(). */
+/* Fast path: 0 -> 1.  Acquire pairs with the release CAS/exchange in word_unlock(). */
 static inline int word_try_lock(_Atomic uint32_t *word)
 {
 	uint32_t expected = WORD_FREE;

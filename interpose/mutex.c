@@ -18,6 +18,7 @@
 #include "stats.h"
 #include "thread.h"
 #include "word.h"
+#include "word_handoff.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -143,11 +144,12 @@ int cnamutex_clocklock(pthread_mutex_t *m, clockid_t clock, const struct timespe
 	return 0;
 }
 
-static inline __attribute__((always_inline)) void release(pthread_mutex_t *m)
+/* Returns 0, pthread_mutex_unlock's result (word_unlock() says why). */
+static inline __attribute__((always_inline)) int release(pthread_mutex_t *m)
 {
 	mutex_set_owner(m, 0);
 	m->__data.__nusers--;
-	word_unlock(mutex_word(m));
+	return word_unlock(mutex_word(m), mutex_handoff_slot(m));
 }
 
 /* Any kind but NORMAL: pass-through kinds, and the owner checks. */
@@ -166,8 +168,7 @@ __attribute__((noinline)) static int unlock_other_kind(pthread_mutex_t *m, int k
 		    atomic_load_explicit(mutex_word(m), memory_order_relaxed) == WORD_FREE)
 			return EPERM;
 	}
-	release(m);
-	return 0;
+	return release(m);
 }
 
 int cnamutex_unlock(pthread_mutex_t *m)
@@ -175,8 +176,7 @@ int cnamutex_unlock(pthread_mutex_t *m)
 	int kind = mutex_kind(m);
 	if (__builtin_expect(kind != PTHREAD_MUTEX_NORMAL, 0))
 		return unlock_other_kind(m, kind);
-	release(m);
-	return 0;
+	return release(m);
 }
 
 /* Aliases, not wrappers: the fast path is one function with no extra jump. */

@@ -207,7 +207,7 @@ void stats_report(const struct report_stamp *stamp)
 	int n = snprintf(line, sizeof line,
 			 "cnamutex: stats acquisitions_fast=%llu acquisitions_spun=%llu acquisitions_slow=%llu"
 			 " acquisitions_timed=%llu acquisitions_word=%llu queue_fallbacks=%llu"
-			 " transfers_local=%llu transfers_remote=%llu transfers_unknown=%llu"
+			 " handovers=%llu transfers_local=%llu transfers_remote=%llu transfers_unknown=%llu"
 			 " handoffs_local=%llu handoffs_remote=%llu secondary_moves=%llu"
 			 " flushes=%llu parks=%llu requeues=%llu wait_max_us=%llu wait_mean_us=%.1f"
 			 " secondary_wait_max_us=%llu pid=%ld time=%.3f interval_s=%.3f final=%d\n",
@@ -217,6 +217,7 @@ void stats_report(const struct report_stamp *stamp)
 			 (unsigned long long)total.acquisitions_timed,
 			 (unsigned long long)total.acquisitions_word,
 			 (unsigned long long)total.queue_fallbacks,
+			 (unsigned long long)total.handovers,
 			 (unsigned long long)total.transfers_local,
 			 (unsigned long long)total.transfers_remote,
 			 (unsigned long long)total.transfers_unknown,

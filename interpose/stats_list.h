@@ -8,6 +8,7 @@ STAT(acquisitions_slow, SUM)  /* acquisitions that went through the queue */
 STAT(acquisitions_timed, SUM) /* timed acquisitions that waited on the word */
 STAT(acquisitions_word, SUM)  /* contended, first waiter: waited on the word, not queued */
 STAT(queue_fallbacks, SUM)    /* contended acquisitions with no queue record free */
+STAT(handovers, SUM)          /* of those, handed the word by its owner past the threshold */
 STAT(transfers_local, SUM)    /* contended acquisitions: previous owner on the new owner's node */
 STAT(transfers_remote, SUM)   /* ... previous owner on another node */
 STAT(transfers_unknown, SUM)  /* ... previous owner's node not known (locality.h says when) */

@@ -5,6 +5,7 @@
 
 #include "../cna/cna.h"
 #include "locality.h"
+#include "word_handoff.h"
 
 
 /*
@@ -43,6 +44,13 @@
  * held (counting it sent mutexbench's waiters to sleep on every attempt).
  */
 #define GATE_HELD_ROUNDS 32
+/*
+ * A waiter that asked for the word spins for it (a handover comes within
+ * one critical section) for up to this many rounds, yielding every
+ * SPIN_ROUNDS_PER_YIELD, then withdraws and sleeps on the word until the
+ * next wake: a SCHED_FIFO waiter must not spin out an owner it preempted.
+ */
+#define STARVING_SPIN_ROUNDS 4096
 
 static bool level_open(struct gate_level *level)
 {
@@ -177,7 +185,7 @@ static int spin_on_word(_Atomic uint32_t *word, unsigned spin_budget, bool stop_
 			grace_used = 0;
 			held++;
 		}
-		if (stop_when_waited && seen == WORD_HELD_SLEEPERS)
+		if (stop_when_waited && seen >= WORD_HELD_SLEEPERS)
 			return WORD_SPIN_WAITED_ON;
 		if (gate_owner_elsewhere(gate)) {
 			if (held >= GATE_HELD_ROUNDS)
@@ -203,36 +211,129 @@ int word_spin_unwaited(_Atomic uint32_t *word, unsigned spin_budget, struct word
 }
 
 /*
+ * Past the deadline: claim the handoff slot, ask for the word (3) and spin
+ * until the owner hands it over or it is free.  Returns true once acquired,
+ * false if another waiter has the claim or the spin ran out (withdrawn).
+ * Each round re-asks: glibc's waiters and ours swap a 3 for a 2.
+ */
+static bool lock_starving(_Atomic uint32_t *word, struct word_starving *starving)
+{
+	if (!word_handoff_claim(starving->slot))
+		return false;
+	for (unsigned round = 1;; round++) {
+		if (word_handoff_granted(starving->slot)) {
+			/* Ours, still held: no 3 may outlive the request, and
+			 * sleepers may exist, so 2. */
+			atomic_store_explicit(word, WORD_HELD_SLEEPERS, memory_order_relaxed);
+			word_handoff_release(starving->slot);
+			starving->handed = true;
+			return true;
+		}
+		uint32_t seen = atomic_load_explicit(word, memory_order_relaxed);
+		if (seen == WORD_FREE) {
+			/* Freed without a handover (glibc's unlock, or ours before
+			 * our 3): take it glibc's way, as we may have been woken.
+			 * Acquire: pairs with the release exchange in
+			 * word_unlock_contended() or glibc's unlock. */
+			if (atomic_exchange_explicit(word, WORD_HELD_SLEEPERS,
+						     memory_order_acquire) == WORD_FREE) {
+				word_handoff_release(starving->slot);
+				return true;
+			}
+			continue;
+		}
+		/* Release: pairs with the acquire fence in
+		 * word_unlock_contended(), which then sees our claim. */
+		if (seen != WORD_HELD_HANDOFF &&
+		    !atomic_compare_exchange_strong_explicit(word, &seen, WORD_HELD_HANDOFF,
+							     memory_order_release,
+							     memory_order_relaxed))
+			continue;
+		if (round >= STARVING_SPIN_ROUNDS) {
+			uint32_t mine = word_handoff_token();
+			/* If the grant came first, the word is ours after all. */
+			if (!atomic_compare_exchange_strong_explicit(starving->slot, &mine,
+								     WORD_HANDOFF_NONE,
+								     memory_order_relaxed,
+								     memory_order_relaxed))
+				continue;
+			/* Withdrawn: our 3 acts as a 2 now, and becomes one, so
+			 * that the caller's futex wait on 2 sleeps. */
+			uint32_t asked = WORD_HELD_HANDOFF;
+			atomic_compare_exchange_strong_explicit(word, &asked, WORD_HELD_SLEEPERS,
+								memory_order_relaxed,
+								memory_order_relaxed);
+			return false;
+		}
+		if (round % SPIN_ROUNDS_PER_YIELD == 0)
+			platform_yield();
+		else
+			cpu_relax();
+	}
+}
+
+static bool past_deadline(const struct word_starving *starving)
+{
+	return starving && cna_now_ns() >= starving->deadline_ns;
+}
+
+int word_unlock_contended(_Atomic uint32_t *word, _Atomic uint32_t *handoff_slot,
+			  uint32_t seen)
+{
+	if (seen == WORD_HELD_HANDOFF && handoff_slot) {
+		/* Acquire: pairs with the release CAS that wrote the 3
+		 * (lock_starving), so the claim in the slot is visible. */
+		atomic_thread_fence(memory_order_acquire);
+		if (word_handoff_grant(handoff_slot))
+			return 0;   /* the claimant owns it now; the word stays held */
+	}
+	/* Release: pairs with the acquire CAS/exchange of the next locker. */
+	if (atomic_exchange_explicit(word, WORD_FREE, memory_order_release) > WORD_HELD)
+		futex_wake_private(word, 1);
+	return 0;
+}
+
+/*
  * A sleeper woken by an unlock finds the word free, and the gate may leave
  * it to the owner's node for a moment first; it takes it glibc's way all
  * the same, so the wake chain of the sleepers behind it holds.
  */
-bool word_lock_sleeping(_Atomic uint32_t *word, struct word_gate *gate)
+bool word_lock_sleeping(_Atomic uint32_t *word, struct word_gate *gate,
+			struct word_starving *starving)
 {
 	bool slept = false;
+	bool may_ask = true;    /* once per wake: an owner holding long gets no spinner */
 	unsigned grace_used = 0;
 	for (;;) {
 		if (slept && atomic_load_explicit(word, memory_order_relaxed) == WORD_FREE &&
 		    gate_defers(gate, &grace_used))
 			gate_defer(word, gate);
-		/* x -> 2.  Acquire: pairs with the release exchange in
+		/* x -> 2.  Acquire: pairs with the release CAS/exchange in
 		 * word_unlock() (or glibc's own unlock, which does the same). */
 		if (atomic_exchange_explicit(word, WORD_HELD_SLEEPERS,
 					     memory_order_acquire) == WORD_FREE)
 			return slept;
 		if (slept)
 			gate_lost(gate);   /* woken, and somebody else had it first */
-		futex_wait_private(word, WORD_HELD_SLEEPERS);
+		if (may_ask && past_deadline(starving)) {
+			if (lock_starving(word, starving))
+				return slept;
+			may_ask = false;
+		}
+		/* 0: woken (EAGAIN, EINTR: the word changed, or a signal) */
+		if (futex_wait_private(word, WORD_HELD_SLEEPERS) == 0)
+			may_ask = true;
 		slept = true;
 		grace_used = 0;
 	}
 }
 
-bool word_lock_as_first_waiter(_Atomic uint32_t *word, struct word_gate *gate)
+bool word_lock_as_first_waiter(_Atomic uint32_t *word, struct word_gate *gate,
+			       struct word_starving *starving)
 {
 	uint32_t seen = atomic_load_explicit(word, memory_order_relaxed);
 	for (;;) {
-		if (seen == WORD_HELD_SLEEPERS)
+		if (seen >= WORD_HELD_SLEEPERS)
 			return false;           /* somebody waits on it already */
 		if (seen == WORD_FREE) {
 			if (word_try_lock(word))
@@ -247,16 +348,17 @@ bool word_lock_as_first_waiter(_Atomic uint32_t *word, struct word_gate *gate)
 							  memory_order_relaxed))
 			break;
 	}
-	word_lock_sleeping(word, gate);
+	word_lock_sleeping(word, gate, starving);
 	return true;
 }
 
-bool word_lock_as_head(_Atomic uint32_t *word, unsigned spin_budget, struct word_gate *gate)
+bool word_lock_as_head(_Atomic uint32_t *word, unsigned spin_budget, struct word_gate *gate,
+		       struct word_starving *starving)
 {
 	if (word_spin_lock(word, spin_budget, gate))
 		return false;
 	CNA_INJECT();
-	word_lock_sleeping(word, gate);
+	word_lock_sleeping(word, gate, starving);
 	return true;
 }
 

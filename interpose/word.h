@@ -51,16 +51,27 @@ struct word_gate {
 };
 
 /*
+ * A waiter that may ask for the word once its wait passes the threshold
+ * (word_handoff.h).  NULL where nobody may: timed waits, bare words.
+ */
+struct word_starving {
+	_Atomic uint32_t *slot;       /* the mutex's handoff slot */
+	uint64_t deadline_ns;         /* past it, ask */
+	bool handed;                  /* out: the owner handed us the word */
+};
+
+/*
  * Acquire the word as a queue head: spin with test-and-test-and-set for
  * spin_budget rounds, then sleep on it as glibc does (set 2, futex wait).
  * Returns true if it slept.
  */
-bool word_lock_as_head(_Atomic uint32_t *word, unsigned spin_budget, struct word_gate *gate);
+bool word_lock_as_head(_Atomic uint32_t *word, unsigned spin_budget, struct word_gate *gate,
+		       struct word_starving *starving);
 
 /*
  * A newcomer's spin: test-and-test-and-set for up to spin_budget rounds,
- * but only while nobody waits on the word (1, not 2).  Once somebody waits,
- * spinning would only race the waiters for the word (and, with NUMA
+ * but only while nobody waits on the word (1, not 2 or 3).  Once somebody
+ * waits, spinning would only race the waiters for the word (and, with NUMA
  * ordering, take the lock out of the queue's order): queue instead, as
  * qspinlock does when the lock has a pending or queued waiter.
  */
@@ -71,10 +82,11 @@ int word_spin_unwaited(_Atomic uint32_t *word, unsigned spin_budget, struct word
  * The first waiter of a held word waits on the word itself, as glibc's
  * waiters do, without queueing (qspinlock's pending waiter in user space):
  * if the word is 1 (held, nobody waiting) set it to 2, sleep, and take it
- * the glibc way.  Returns false at once if the word is 2 already: then
+ * the glibc way.  Returns false at once if the word is 2 or 3 already: then
  * somebody waits on it and the caller should queue.  True once acquired.
  */
-bool word_lock_as_first_waiter(_Atomic uint32_t *word, struct word_gate *gate);
+bool word_lock_as_first_waiter(_Atomic uint32_t *word, struct word_gate *gate,
+			       struct word_starving *starving);
 
 /* Test-and-test-and-set for up to spin_budget rounds; true if acquired. */
 bool word_spin_lock(_Atomic uint32_t *word, unsigned spin_budget, struct word_gate *gate);
@@ -83,9 +95,11 @@ bool word_spin_lock(_Atomic uint32_t *word, unsigned spin_budget, struct word_ga
  * glibc's own contended wait: x -> 2 until the old value was 0.  Whoever
  * may have been woken from the word's futex must take it this way, never
  * with 0 -> 1: others may still sleep there, and the 2 it leaves is what
- * makes the next unlock wake them.  Returns true if it slept.
+ * makes the next unlock wake them.  Past the starving deadline it asks for
+ * the word instead of sleeping again.  Returns true if it slept.
  */
-bool word_lock_sleeping(_Atomic uint32_t *word, struct word_gate *gate);
+bool word_lock_sleeping(_Atomic uint32_t *word, struct word_gate *gate,
+			struct word_starving *starving);
 
 /*
  * Timed acquisition on the word alone (never queues, so giving up leaves no
@@ -96,20 +110,38 @@ int word_lock_until(_Atomic uint32_t *word, clockid_t clock,
 		    const struct timespec *abstime, unsigned spin_budget,
 		    struct word_gate *gate);
 
-/* x -> 0; wake one sleeper if x was 2. */
-static inline void word_unlock(_Atomic uint32_t *word)
+/* The unlock that found the word 2 or 3 (seen): hand it to a starving
+ * waiter that asked, or free it and wake one sleeper.  Returns 0, for
+ * word_unlock() to return: as a tail call it keeps the fast path free of a
+ * stack frame (callgrind: 2 instructions an unlock). */
+int word_unlock_contended(_Atomic uint32_t *word, _Atomic uint32_t *handoff_slot,
+			  uint32_t seen);
+
+/*
+ * 1 -> 0, else word_unlock_contended().  glibc swaps in the 0 and wakes a
+ * sleeper if it swapped out a 2; a CAS costs the same one atomic and leaves
+ * a 3 held, for the waiter that asked for it.  handoff_slot may be NULL
+ * (a bare word: nobody asks).  Returns 0 (pthread_mutex_unlock's result).
+ */
+static inline int word_unlock(_Atomic uint32_t *word, _Atomic uint32_t *handoff_slot)
 {
-	uint32_t old;
 	if (__libc_single_threaded) {
-		/* No other thread: plain accesses, as glibc does. */
-		old = atomic_load_explicit(word, memory_order_relaxed);
+		/* No other thread: plain accesses, as glibc does.  (A 3 here was
+		 * asked for by a thread of the parent of a fork: free it.) */
+		uint32_t old = atomic_load_explicit(word, memory_order_relaxed);
 		atomic_store_explicit(word, WORD_FREE, memory_order_relaxed);
-	} else {
-		/* Release: pairs with the acquire CAS/exchange of the next locker. */
-		old = atomic_exchange_explicit(word, WORD_FREE, memory_order_release);
+		if (__builtin_expect(old > WORD_HELD, 0))
+			futex_wake_private(word, 1);
+		return 0;
 	}
-	if (__builtin_expect(old > WORD_HELD, 0))
-		futex_wake_private(word, 1);
+	uint32_t seen = WORD_HELD;
+	/* Release: pairs with the acquire CAS/exchange of the next locker. */
+	if (__builtin_expect(atomic_compare_exchange_strong_explicit(word, &seen, WORD_FREE,
+								    memory_order_release,
+								    memory_order_relaxed),
+			     1))
+		return 0;
+	return word_unlock_contended(word, handoff_slot, seen);
 }
 
 #endif

@@ -14,6 +14,7 @@
 #include "topology.h"
 #include "tunables.h"
 #include "word.h"
+#include "word_handoff.h"
 
 /* glibc.pthread.mutex_spin_count's default, and the backoff cap of
  * sysdeps/x86_64/nptl/pthread_mutex_backoff.h. */
@@ -131,7 +132,7 @@ static void shim_unlock(pthread_mutex_t *m)
 {
 	mutex_set_owner(m, 0);
 	m->__data.__nusers--;
-	word_unlock(mutex_word(m));
+	word_unlock(mutex_word(m), mutex_handoff_slot(m));
 }
 
 /* glibc's pthread_mutex_lock/unlock around the word: the owner and the users. */

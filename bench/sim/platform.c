@@ -62,6 +62,11 @@ pid_t platform_gettid(void)
 	return (pid_t)(100000 + sim_self()->id);
 }
 
+pid_t platform_getpid(void)
+{
+	return 100000;   /* one process */
+}
+
 struct cnamutex_thread *platform_thread_state(void)
 {
 	return &sim_self()->lib;
