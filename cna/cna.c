@@ -36,12 +36,10 @@ static bool probably(uint32_t *prng, unsigned bits)
 /* WAITING -> HEAD (spinning) or WAITING -> PARKED/DORMANT -> HEAD (parked). */
 static bool wait_for_grant(struct cna_node *me, const struct cna_params *params)
 {
-	for (unsigned i = 0; i < params->spin_budget; i++) {
-		/* Acquire: pairs with the release exchange in grant(). */
-		if (atomic_load_explicit(&me->state, memory_order_acquire) == CNA_HEAD)
-			return false;
-		cpu_relax();
-	}
+	/* Only grant() changes a WAITING node's state, to HEAD.  Acquire (in
+	 * the spin): pairs with the release exchange in grant(). */
+	if (platform_spin_while(&me->state, CNA_WAITING, params->spin_budget) == CNA_HEAD)
+		return false;
 
 	CNA_INJECT();
 	uint32_t state = CNA_WAITING;

@@ -16,12 +16,15 @@
 
 #ifdef CNA_SIMULATED
 
+#include <stdatomic.h>
+
 void cpu_relax(void);
 void platform_yield(void);
 uint64_t platform_now_ns(void);
 int platform_current_cpu(void);
 pid_t platform_gettid(void);
 pid_t platform_getpid(void);
+uint32_t platform_spin_while(_Atomic uint32_t *word, uint32_t value, unsigned rounds);
 
 #else
 
@@ -40,6 +43,24 @@ static inline void cpu_relax(void)
 #else
 	atomic_signal_fence(memory_order_seq_cst);
 #endif
+}
+
+/*
+ * Poll *word, with a pause between polls, while it reads value, for at
+ * most rounds polls; return the value last read.  Acquire: the caller's
+ * store that ends the spin publishes what the spinner reads next.  (The
+ * simulator fast-forwards this spin to the write that ends it.)
+ */
+static inline uint32_t platform_spin_while(_Atomic uint32_t *word, uint32_t value,
+					   unsigned rounds)
+{
+	for (unsigned i = 0; i < rounds; i++) {
+		uint32_t seen = atomic_load_explicit(word, memory_order_acquire);
+		if (seen != value)
+			return seen;
+		cpu_relax();
+	}
+	return value;
 }
 
 /* Give the CPU to another runnable thread, if any. */

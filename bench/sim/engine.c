@@ -190,8 +190,9 @@ void sim_work(struct sim_thread *t, uint64_t ns)
 /*
  * A spin on a line that only another thread's write can end, fast-forwarded:
  * the thread keeps its CPU but takes no events until the line is written
- * (sim_line_written) or max_ns (or its time slice) has passed.  Only the
- * simulator's own reference MCS lock uses it; the library's spins run
+ * (sim_line_written) or max_ns (or its time slice) has passed.  The
+ * simulator's own reference MCS lock uses it, and the library's queued
+ * waiters through platform_spin_while(); the library's other spins run
  * round by round.
  */
 void sim_spin_until_written(struct sim_thread *t, const volatile void *address,
@@ -199,6 +200,12 @@ void sim_spin_until_written(struct sim_thread *t, const volatile void *address,
 {
 	struct sim *s = sim_active;
 	struct sim_cpu *c = &s->cpus[t->cpu];
+	if (t->written) {
+		/* written since sim_spin_arm(), after the caller's poll */
+		t->written = false;
+		t->watching = 0;
+		return;
+	}
 	uint64_t until = t->now + max_ns;
 	if (c->rq_len) {
 		uint64_t slice_end = t->ran_since + slice_ns(s, c);
@@ -210,6 +217,14 @@ void sim_spin_until_written(struct sim_thread *t, const volatile void *address,
 	t->now = until;
 	sim_point(t);
 	t->watching = 0;
+	t->written = false;
+}
+
+void sim_spin_arm(struct sim_thread *t, const volatile void *address)
+{
+	t->watching = (uintptr_t)address >> 6;
+	t->written = false;
+	sim_line_watch(address);
 }
 
 void sim_line_written(struct sim_thread *writer, const volatile void *address)
@@ -218,9 +233,11 @@ void sim_line_written(struct sim_thread *writer, const volatile void *address)
 	uintptr_t line = (uintptr_t)address >> 6;
 	for (unsigned i = 0; i < s->heap_len; i++) {
 		struct sim_thread *w = s->heap[i];
-		if (w->watching == line && w->now > writer->now) {
+		if (w->watching != line)
+			continue;
+		w->written = true;
+		if (w->now > writer->now) {
 			w->now = writer->now;
-			w->watching = 0;
 			heap_sift_up(s, i, w);
 		}
 	}

@@ -51,6 +51,7 @@ struct sim_thread {
 	uint32_t rng;
 	uint64_t events;
 	uintptr_t watching;           /* the line sim_spin_until_written() waits on */
+	bool written;                 /* ... was written since sim_spin_arm() */
 };
 
 struct sim_cpu {
@@ -104,6 +105,9 @@ void sim_wake(struct sim_thread *waker, struct sim_thread *t);
 void sim_yield(struct sim_thread *t);
 void sim_spin_until_written(struct sim_thread *t, const volatile void *address,
 			    uint64_t max_ns);
+/* Watch address's line from now on, before the poll that precedes
+ * sim_spin_until_written(), so that a write between the two is not lost. */
+void sim_spin_arm(struct sim_thread *t, const volatile void *address);
 /* lines.c calls this on every write that moves a line. */
 void sim_line_written(struct sim_thread *writer, const volatile void *address);
 uint32_t sim_random(uint32_t *state);

@@ -37,6 +37,40 @@ void cpu_relax(void)
 	sim_point(t);
 }
 
+/*
+ * The round-by-round spin of cna/platform.h, fast-forwarded: one poll,
+ * then no events until the line is written (since just before the poll)
+ * or the rounds left have passed (or the time slice ends), then the next
+ * poll.  Each round costs a pause and a hit on the line, as polling it
+ * would; a spin that is preempted counts the time it did not run as
+ * rounds, so it ends no later than the real loop would in the same span of
+ * time.  Round by round, the queued waiters' long spins (contended.c) made
+ * a full scripts/simulate take 46 minutes here.
+ */
+uint32_t platform_spin_while(_Atomic uint32_t *word, uint32_t value, unsigned rounds)
+{
+	struct sim_thread *t = sim_self();
+	const struct sim_machine *m = &sim_active->machine;
+	uint64_t round_ns = m->pause_ns + m->hit_ns;
+	if (!round_ns)
+		round_ns = 1;
+	uint64_t left = rounds;
+	while (left) {
+		sim_spin_arm(t, word);
+		uint32_t seen = atomic_load_explicit(word, memory_order_acquire);
+		if (seen != value) {
+			t->watching = 0;
+			return seen;
+		}
+		left--;
+		uint64_t before = t->now;
+		sim_spin_until_written(t, word, left * round_ns);
+		uint64_t passed = (t->now - before) / round_ns;
+		left = passed < left ? left - passed : 0;
+	}
+	return value;
+}
+
 void platform_yield(void)
 {
 	sim_yield(sim_self());
