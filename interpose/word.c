@@ -231,10 +231,11 @@ static bool lock_starving(_Atomic uint32_t *word, struct word_starving *starving
 		}
 		uint32_t seen = atomic_load_explicit(word, memory_order_relaxed);
 		if (seen == WORD_FREE) {
-			/* Freed without a handover (glibc's unlock, or ours before
-			 * our 3): take it glibc's way, as we may have been woken.
+			/* Freed without a handover (glibc's unlock, ours before
+			 * our 3, or ours that lost the word it freed to a barger):
+			 * take it glibc's way, as we may have been woken.
 			 * Acquire: pairs with the release exchange in
-			 * word_unlock_contended() or glibc's unlock. */
+			 * word_unlock() or glibc's unlock. */
 			if (atomic_exchange_explicit(word, WORD_HELD_SLEEPERS,
 						     memory_order_acquire) == WORD_FREE) {
 				word_handoff_release(starving->slot);
@@ -243,7 +244,7 @@ static bool lock_starving(_Atomic uint32_t *word, struct word_starving *starving
 			continue;
 		}
 		/* Release: pairs with the acquire fence in
-		 * word_unlock_contended(), which then sees our claim. */
+		 * word_unlock_waited(), which then sees our claim. */
 		if (seen != WORD_HELD_HANDOFF &&
 		    !atomic_compare_exchange_strong_explicit(word, &seen, WORD_HELD_HANDOFF,
 							     memory_order_release,
@@ -277,19 +278,33 @@ static bool past_deadline(const struct word_starving *starving)
 	return starving && cna_now_ns() >= starving->deadline_ns;
 }
 
-int word_unlock_contended(_Atomic uint32_t *word, _Atomic uint32_t *handoff_slot,
-			  uint32_t seen)
+int word_unlock_waited(_Atomic uint32_t *word, _Atomic uint32_t *handoff_slot, uint32_t old)
 {
-	if (seen == WORD_HELD_HANDOFF && handoff_slot) {
+	if (old == WORD_HELD_HANDOFF && handoff_slot) {
 		/* Acquire: pairs with the release CAS that wrote the 3
 		 * (lock_starving), so the claim in the slot is visible. */
 		atomic_thread_fence(memory_order_acquire);
-		if (word_handoff_grant(handoff_slot))
-			return 0;   /* the claimant owns it now; the word stays held */
+		if (atomic_load_explicit(handoff_slot, memory_order_relaxed) ==
+		    word_handoff_token()) {
+			/* The word was free for these few instructions; a barger
+			 * has to fetch its line to see the 0, so this CAS almost
+			 * always wins it back.  2: sleepers may exist.  Acquire:
+			 * pairs with the release of whoever took and freed the
+			 * word in between, for the claimant to see. */
+			uint32_t free_word = WORD_FREE;
+			if (atomic_compare_exchange_strong_explicit(word, &free_word,
+								    WORD_HELD_SLEEPERS,
+								    memory_order_acquire,
+								    memory_order_relaxed)) {
+				if (word_handoff_grant(handoff_slot))
+					return 0;   /* the claimant owns it now */
+				/* The claim was withdrawn meanwhile: free it again.
+				 * Release: as in word_unlock(). */
+				atomic_exchange_explicit(word, WORD_FREE, memory_order_release);
+			}
+		}
 	}
-	/* Release: pairs with the acquire CAS/exchange of the next locker. */
-	if (atomic_exchange_explicit(word, WORD_FREE, memory_order_release) > WORD_HELD)
-		futex_wake_private(word, 1);
+	futex_wake_private(word, 1);
 	return 0;
 }
 

@@ -110,38 +110,32 @@ int word_lock_until(_Atomic uint32_t *word, clockid_t clock,
 		    const struct timespec *abstime, unsigned spin_budget,
 		    struct word_gate *gate);
 
-/* The unlock that found the word 2 or 3 (seen): hand it to a starving
- * waiter that asked, or free it and wake one sleeper.  Returns 0, for
- * word_unlock() to return: as a tail call it keeps the fast path free of a
- * stack frame (callgrind: 2 instructions an unlock). */
-int word_unlock_contended(_Atomic uint32_t *word, _Atomic uint32_t *handoff_slot,
-			  uint32_t seen);
+/* The unlock swapped out a 2 or a 3 (old): wake one sleeper, or take the
+ * word straight back for the starving waiter that asked for it and hand
+ * it over.  Returns 0, for word_unlock() to return: as a tail call it
+ * keeps the fast path free of a stack frame. */
+int word_unlock_waited(_Atomic uint32_t *word, _Atomic uint32_t *handoff_slot, uint32_t old);
 
 /*
- * 1 -> 0, else word_unlock_contended().  glibc swaps in the 0 and wakes a
- * sleeper if it swapped out a 2; a CAS costs the same one atomic and leaves
- * a 3 held, for the waiter that asked for it.  handoff_slot may be NULL
- * (a bare word: nobody asks).  Returns 0 (pthread_mutex_unlock's result).
+ * x -> 0, as glibc does, and if x was 2 or 3 word_unlock_waited().
+ * handoff_slot may be NULL (a bare word: nobody asks).  Returns 0
+ * (pthread_mutex_unlock's result).
  */
 static inline int word_unlock(_Atomic uint32_t *word, _Atomic uint32_t *handoff_slot)
 {
+	uint32_t old;
 	if (__libc_single_threaded) {
 		/* No other thread: plain accesses, as glibc does.  (A 3 here was
-		 * asked for by a thread of the parent of a fork: free it.) */
-		uint32_t old = atomic_load_explicit(word, memory_order_relaxed);
+		 * asked for by a thread of the parent of a fork.) */
+		old = atomic_load_explicit(word, memory_order_relaxed);
 		atomic_store_explicit(word, WORD_FREE, memory_order_relaxed);
-		if (__builtin_expect(old > WORD_HELD, 0))
-			futex_wake_private(word, 1);
-		return 0;
+	} else {
+		/* Release: pairs with the acquire CAS/exchange of the next locker. */
+		old = atomic_exchange_explicit(word, WORD_FREE, memory_order_release);
 	}
-	uint32_t seen = WORD_HELD;
-	/* Release: pairs with the acquire CAS/exchange of the next locker. */
-	if (__builtin_expect(atomic_compare_exchange_strong_explicit(word, &seen, WORD_FREE,
-								    memory_order_release,
-								    memory_order_relaxed),
-			     1))
+	if (__builtin_expect(old <= WORD_HELD, 1))
 		return 0;
-	return word_unlock_contended(word, handoff_slot, seen);
+	return word_unlock_waited(word, handoff_slot, old);
 }
 
 #endif

@@ -2,12 +2,15 @@
  *
  * A waiter on the word competes with every thread that takes a free word,
  * the owner coming straight back included: on one hot mutex it can lose at
- * every release, past any threshold (in the simulator's 4-socket model the
- * single-lock profiles' longest waits were 14-20 ms against the 10 ms
- * threshold: the queue head losing to owners that re-took the word on the
- * fast path).  So a waiter whose wait has passed the threshold asks for the
- * word, and the next unlock hands it over instead of freeing it: the word
- * never reads 0 in between, so no barging thread can take it.
+ * every release, past any threshold.  So a waiter whose wait has passed
+ * the threshold asks for the word, and the next unlock hands it over:
+ * the unlock swaps in the 0 as glibc's does, sees the request in the value
+ * it swapped out, takes the word straight back (CAS 0 -> 2, a few
+ * instructions later, before a barger can have fetched the line to see
+ * the 0) and grants it.  Keeping glibc's exchange keeps every unlock one
+ * atomic; a CAS 1 -> 0 that left a requested word held would have cost
+ * the unlock that finds a 2 a second atomic (2-3% in the simulator's
+ * leveldb-like profile).
  *
  * The request is the word's value WORD_HELD_HANDOFF (3) plus this
  * process's token in the handoff slot, the third 32 bits of the mutex's
@@ -19,16 +22,17 @@
  *
  *   slot 0 --(a starving waiter claims it)--> token
  *     word 1 or 2 --(the claimant asks)--> 3
- *     word 3 --(the owner's unlock)--> slot GRANTED, word left 3: the
- *               claimant owns the mutex; it sets the word to 2 (sleepers
- *               may exist) and the slot to 0
- *     word 3 --(glibc's unlock, or ours with a foreign token)--> 0, one
- *               sleeper woken: the claimant competes for the free word
+ *     word 3 --(the owner's unlock: 0, then CAS 0 -> 2)--> slot GRANTED:
+ *               the claimant owns the mutex; it sets the slot to 0
+ *     word 3 --(glibc's unlock, ours with a foreign token, or ours whose
+ *               CAS a barger beat)--> 0, one sleeper woken: the claimant
+ *               competes for the free word
  *     word 3 --(a sleeper swaps in 2)--> 2: the claimant asks again
- *   token --(the claimant takes a free word)--> 0
+ *   token --(the claimant takes a free word, or withdraws)--> 0
  *
- * Only the claimant writes a 3, and only the owner grants, so a GRANTED
- * slot always names a held word and its one new owner.  The token is the
+ * Only the claimant writes a 3, and only an unlocker that holds the word
+ * again grants, so a GRANTED slot always names a held word and its one
+ * new owner.  The token is the
  * process id (plus 2, clear of NONE and GRANTED), read only on these rare
  * paths, so a forked child has its own without writing a page at fork: a
  * request of a thread that existed only in the parent is never granted
@@ -86,9 +90,9 @@ static inline void word_handoff_release(_Atomic uint32_t *slot)
 	atomic_store_explicit(slot, WORD_HANDOFF_NONE, memory_order_relaxed);
 }
 
-/* The owner's unlock found a 3: hand the word over if one of our threads
- * asked for it.  Release: pairs with the claimant's acquire load of the
- * slot, so it sees our critical section. */
+/* The unlock that took a requested word back: hand it over if one of our
+ * threads still asks for it.  Release: pairs with the claimant's acquire
+ * load of the slot, so it sees our critical section. */
 static inline bool word_handoff_grant(_Atomic uint32_t *slot)
 {
 	uint32_t expected = word_handoff_token();

@@ -1,13 +1,14 @@
 /* tests/unit/word_handoff.c — an owner hands the word to a starving waiter
  * (interpose/word_handoff.h), on the word module linked in directly.
  *
- * The protocol on one thread: an unlock that finds a 3 and our token hands
- * the word over and leaves it held; in a forked child (a claim of the
- * parent's), with no claim, or on a 2 it frees it; only one claimant at a time.  Then two threads:
- * an owner that re-takes the word the moment it frees it, as a hot loop
- * does, against a waiter whose deadline has passed.  Without handovers the
- * waiter could lose every race; with them it gets the word every time it
- * asks, and exclusion holds (a counter changed only under the word).
+ * The protocol on one thread: an unlock that swaps out a 3 with our token
+ * in the slot takes the word back (2) and grants it; in a forked child (a
+ * claim of the parent's), with no claim, or on a 2 it frees it; only one
+ * claimant at a time.  Then two threads: an owner that re-takes the word
+ * the moment it frees it, as a hot loop does, against a waiter whose
+ * deadline has passed.  Without handovers the waiter could lose every
+ * race; with them it gets the word nearly every time it asks, and
+ * exclusion holds (a counter changed only under the word).
  */
 #include <pthread.h>
 #include <sched.h>
@@ -52,7 +53,7 @@ static void unlock_hands_over_when_asked(void)
 	CHECK(!word_handoff_claim(slot));          /* one claimant at a time */
 	atomic_store(mutex_word(&m), WORD_HELD_HANDOFF);
 	word_unlock(mutex_word(&m), slot);
-	CHECK_EQ(word_value(&m), WORD_HELD_HANDOFF);   /* still held: no barging */
+	CHECK_EQ(word_value(&m), WORD_HELD_SLEEPERS);  /* held again, for the claimant */
 	CHECK(word_handoff_granted(slot));
 	CHECK(!word_handoff_claim(slot));          /* until the new owner is done */
 	word_handoff_release(slot);
