@@ -5,16 +5,19 @@
  * at random the queued path (pthread_mutex_lock) or the timed path
  * (pthread_mutex_timedlock, which may give up).  Modelled, in the order of
  * cna/cna.c and interpose/:
- *   - the word: 0 free, 1 held, 2 held with possible sleepers; the fast
- *     path CAS 0->1 (word_try_lock, glibc_mutex.h) that lets newcomers barge;
+ *   - the word: 0 free, 1 held, 2 held with possible sleepers, 3 held and
+ *     asked for by a starving waiter (word_handoff.h); the fast path CAS
+ *     0->1 (word_try_lock, glibc_mutex.h) that lets newcomers barge;
  *   - futexes: a wait compares and sleeps atomically, a wake takes any one
  *     sleeper; a wait with a deadline may time out while still asleep;
  *   - the first waiter (word_lock_as_first_waiter: a newcomer that finds
  *     the word 1 makes it 2 and sleeps on it glibc's way, without queueing;
- *     if it finds 2 it queues); the spinner claim (word_spinner.h), which
- *     lets one newcomer at a time spin on the word first, adds no state: a
- *     spin is CAS 0->1 attempts, as the fast path's, and whether there is
- *     one is already free;
+ *     if it finds 2 or 3 it queues); the spinner claim (word_spinner.h),
+ *     which lets one newcomer at a time spin on the word first, adds no
+ *     state: a spin is CAS 0->1 attempts, as the fast path's, and whether
+ *     there is one is already free (it stops at a 2 or a 3 as it may at
+ *     any time);
+ *   - the queue fallback (no queue record free: word_lock_sleeping alone);
  *   - the MCS enqueue (cna_enqueue: exchange the tail, then link prev->next);
  *   - waiting for the grant (wait_for_grant: spin, CAS WAITING->PARKED or
  *     WAITING->DORMANT, chosen at random as the spin credit would, then
@@ -31,21 +34,52 @@
  *     threshold (a nondeterministic choice at every remote waiter), grant_with/grant: exchange the state
  *     to HEAD, then wake if it was PARKED; if DORMANT, store 2 in the word
  *     the granter owns and requeue the sleeper from its node to the word);
- *   - unlocking (word_unlock: exchange in 0, wake one if it was 2);
- *   - timed waiters (word_lock_until) that wait on the word only.
+ *   - the handover to a starving waiter (word_handoff.h, word.c): every
+ *     waiter in word_lock_sleeping (the first waiter, the queue fallback,
+ *     a head), once past its deadline (a choice at every lost exchange)
+ *     and once per real futex wake, claims the handoff slot NONE -> TOKEN
+ *     (else it sleeps as before) and spins in lock_starving: GRANTED makes
+ *     it the owner (2 into the word, the slot back to NONE); a 0 it takes
+ *     by exchanging in 2; a 1 or 2 it asks for with CAS to 3; when the
+ *     bounded spin is spent (a choice) it withdraws: CAS the slot TOKEN ->
+ *     NONE (failing, it was granted), CAS the word 3 -> 2, and sleeps;
+ *   - unlocking (word_unlock: exchange in 0, as glibc's; at a 2 wake one;
+ *     at a 3 with our token in the slot, word_unlock_waited takes the word
+ *     back with CAS 0 -> 2 (a barger may win it first: then wake one) and
+ *     grants it, CAS TOKEN -> GRANTED, waking nobody, or, the claim
+ *     withdrawn meanwhile, frees it again and wakes one; at a 3 the unlock
+ *     may also be glibc's own, which never grants); glibc's waiters'
+ *     exchange in 2 and wait on 2 treat a
+ *     3 as a 2 (the claimant asks again), and so does the requeue's 2;
+ *   - timed waiters (word_lock_until) that wait on the word only and never
+ *     ask for it; their exchange in 2 is glibc's, over a 3 too.
  * Threads 1 and 3 are on NUMA node 0, thread 2 (and 4) on node 1, so the
  * head really moves remote waiters aside.  Thresholds, spin budgets and
  * the shuffle coin are nondeterministic choices.
  *
+ * In the handover each step is one atomic access of word.c (a failed CAS
+ * that changes nothing but the way on is no step of its own).  The
+ * temporaries of an acquisition are reset once dead (at the critical
+ * section), so that stale values do not multiply the states.
+ *
  * Checked (see run.sh): mutual exclusion (assert), no invalid end state
  * (nobody asleep or stuck when all else is done), and, under weak
  * fairness, that every thread finishes (no lost wake-up, no one stranded
- * in a queue).  -DMUTATION=k plants a known bug so the checks are seen to
- * fail: 1 unlock forgets the wake, 2 grant forgets the wake, 3 the head
- * skips the word, 4 the secondary tail's next is cleared after the tail
- * CAS (a race once present in cna_pass_head), 5 a DORMANT head takes the
- * word with CAS 0->1 (dropping the 2 that other sleepers need; a bug once
- * present in contended_lock), 6 the requeue leaves the word's 1 in place.
+ * in a queue).  A ghost variable names the claimant, so that two asserts
+ * show why a grant needs no wake: a claimant never sleeps, and the unlock
+ * that grants finds it awake.  -DMUTATION=k plants a known bug so the
+ * checks are seen to fail: 1 unlock forgets the wake, 2 grant forgets the
+ * wake, 3 the head skips the word, 4 the secondary tail's next is cleared
+ * after the tail CAS (a race once present in cna_pass_head), 5 a DORMANT
+ * head takes the word with CAS 0->1 (dropping the 2 that other sleepers
+ * need; a bug once present in contended_lock), 6 the requeue leaves the
+ * word's 1 in place, 7 the withdrawing claimant stores NONE in the slot
+ * instead of CAS TOKEN -> NONE (it drops a grant that came first, and
+ * sleeps owning the mutex), 8 the unlock takes back and grants a 3
+ * without reading or CASing the slot's token (to a claimant that has
+ * withdrawn, or to nobody), 9 the
+ * claimant handed the word marks it 1, not 2 (the next unlock wakes none
+ * of the sleepers that waited on the 2 it had asked over).
  */
 #ifndef N
 #define N 3
@@ -71,9 +105,15 @@
 #define ON_WORD 1               /* asleep in futex_wait on the mutex word */
 #define ON_NODE 2               /* asleep in futex_wait on its own node state */
 
+#define NONE 0                  /* handoff slot: nobody asks */
+#define GRANTED 1               /* the owner handed the word to the claimant */
+#define TOKEN 2                 /* this process's token: a claimant asks */
+
 #define real_node(t) (((t) - 1) % 2)
 
-byte word = 0;
+byte word = 0;                  /* 0 free, 1 held, 2 + sleepers, 3 + asked for */
+byte slot = NONE;               /* the mutex's handoff slot (word_handoff.h) */
+byte claimant = 0;              /* ghost: the thread whose token is in the slot */
 byte tail = NIL;                /* cna_queue.tail */
 byte nxt[N + 1];                /* cna_node.next */
 byte state[N + 1];              /* cna_node.state */
@@ -104,45 +144,202 @@ inline wake_one_on_word()
 	}
 }
 
-/* futex_wait_private(word, 2) without a deadline: returns once woken. */
+/* futex_wait_private(word, 2) without a deadline: returns once woken.  A
+ * real wait (not EAGAIN: the word is not 2, a 3 included) lets the waiter
+ * ask for the word once more (may_ask), asked = 0.  A claimant never
+ * sleeps: it withdraws first. */
 inline sleep_on_word()
 {
 	atomic {
 		if
-		:: word == 2 -> asleep[me] = ON_WORD
+		:: word == 2 -> assert(claimant != me); asleep[me] = ON_WORD; asked = 0
 		:: else -> skip        /* EAGAIN */
 		fi
 	}
 	(asleep[me] == AWAKE)
 }
 
-/* word_unlock(): x -> 0, wake one if x was 2. */
+/* word_unlock(): x -> 0, as glibc's; if x was 2 or 3,
+ * word_unlock_waited(): at a 3 with our token in the slot, take the word
+ * straight back (CAS 0 -> 2; a barger may have taken it first) and grant
+ * it (CAS TOKEN -> GRANTED: no wake, the claimant spins); if the claim was
+ * withdrawn meanwhile, free the word again.  Otherwise wake one sleeper.
+ * With a 3 the unlock may also be glibc's own (or a forked child's, whose
+ * token differs), which never grants.  old = 4 marks "taken back". */
 inline unlock_word()
 {
 	atomic { old = word; word = 0 }
-#if MUTATION != 1
 	if
-	:: old == 2 -> wake_one_on_word()
-	:: else -> skip
-	fi
+	:: old <= 1 -> old = 0
+	:: old >= 2 ->
+		if
+#if MUTATION == 8
+		:: old == 3 ->             /* takes it back without reading the slot */
+#else
+		:: old == 3 && slot == TOKEN ->
 #endif
+			atomic {
+				if
+				:: word == 0 -> word = 2; old = 4
+				:: else -> skip        /* a barger won the 0 */
+				fi
+			}
+			if
+			:: old == 4 ->
+				atomic {
+					if
+#if MUTATION == 8
+					:: true ->     /* word_handoff_grant() without the CAS */
+						assert(claimant != 0 && asleep[claimant] == AWAKE);
+#else
+					:: slot == TOKEN ->
+						assert(asleep[claimant] == AWAKE);   /* it spins: no wake */
+#endif
+						slot = GRANTED; old = 0
+					:: else -> skip
+					fi
+				}
+				if
+				:: old == 4 -> atomic { word = 0; old = 2 }   /* withdrawn: free it again */
+				:: else -> skip
+				fi
+			:: else -> skip
+			fi
+		:: true -> skip                /* glibc's unlock, or no claim of ours */
+		fi
+#if MUTATION != 1
+		if
+		:: old > 1 -> atomic { old = 0; wake_one_on_word() }
+		:: else -> old = 0
+		fi
+#else
+		old = 0
+#endif
+	fi
 }
 
 inline critical_section()
 {
-	atomic { in_cs++; assert(in_cs == 1) }
+	atomic {
+		in_cs++;
+		assert(in_cs == 1);
+		/* The acquisition's temporaries are dead now: forget their values,
+		 * or every one of them would make another copy of each state. */
+		prev = NIL; old = 0; got = 0; sh = NIL; st = NIL; pref = 0; succ = NIL;
+		nx = NIL; pv = NIL; cur = NIL; after = NIL; sleeping = PARKED; parked = 0
+	}
 	in_cs--
 }
 
-/* word_lock_sleeping(): exchange in 2 until the old value was 0. */
+/* lock_starving(): claim the slot (NONE -> TOKEN), then in rounds: if the
+ * slot reads GRANTED, the mutex is ours (2 into the word, then the slot
+ * back to NONE); else read the word: a 0 is taken glibc's way (exchange in
+ * 2; then the slot back to NONE), a 1 or a 2 is asked for (CAS to 3; a
+ * failed CAS starts the next round).  After a round that saw or wrote the 3,
+ * the bounded spin (STARVING_SPIN_ROUNDS) is a choice: spin on, or
+ * withdraw: CAS the slot TOKEN -> NONE (failing, it was GRANTED: spin on
+ * and take it), then CAS the word 3 -> 2.  won: 2 asking, 4 asked, 3 owns
+ * the word but not yet the slot, 5 withdrawn; at the end 1 owns the mutex,
+ * 0 does not (the claim failed, or it withdrew). */
+inline lock_starving()
+{
+	if                         /* word_handoff_claim() */
+	:: atomic { slot == NONE -> slot = TOKEN; claimant = me; won = 2 }
+	:: atomic { slot != NONE -> won = 0 }   /* another claimant, or one just granted */
+	fi;
+	do
+	:: won != 2 -> break
+	:: won == 2 && slot == GRANTED ->  /* word_handoff_granted(): ours, still held */
+#if MUTATION == 9
+		word = 1;
+#else
+		word = 2;              /* no 3 outlives the request; sleepers may exist */
+#endif
+		atomic { slot = NONE; claimant = 0; won = 1 }   /* word_handoff_release() */
+	:: won == 2 && slot != GRANTED ->
+		if
+		:: word == 0 ->        /* freed without a handover: exchange in 2 */
+			atomic {
+				if
+				:: word == 0 -> won = 3
+				:: else -> skip
+				fi;
+				word = 2
+			}
+			if
+			:: won == 3 -> atomic { slot = NONE; claimant = 0; won = 1 }
+			:: else -> skip
+			fi
+		:: word == 1 ->        /* ask: CAS 1 -> 3 */
+			atomic {
+				if
+				:: word == 1 -> word = 3; won = 4
+				:: else -> skip
+				fi
+			}
+		:: word == 2 ->        /* ask: CAS 2 -> 3 */
+			atomic {
+				if
+				:: word == 2 -> word = 3; won = 4
+				:: else -> skip
+				fi
+			}
+		:: word == 3 -> won = 4   /* asked already */
+		fi;
+		if
+		:: won == 4 ->         /* spin on, or the rounds are spent: withdraw */
+			if
+			:: won = 2
+#if MUTATION == 7
+			:: atomic { slot = NONE; claimant = 0; won = 5 }   /* a store, not a CAS */
+#else
+			:: atomic { slot == TOKEN -> slot = NONE; claimant = 0; won = 5 }
+			:: atomic { slot == GRANTED -> won = 2 }   /* the CAS fails: ours after all */
+#endif
+			fi
+		:: else -> skip
+		fi;
+		if
+		:: won == 5 ->         /* our 3 acts as a 2 now: make it one */
+			atomic {
+				if
+				:: word == 3 -> word = 2
+				:: else -> skip
+				fi;
+				won = 0
+			}
+		:: else -> skip
+		fi
+	od
+}
+
+/* word_lock_sleeping(): exchange in 2 until the old value was 0.  Past the
+ * starving deadline (a choice) and once per real wake (asked == 0) a lost
+ * exchange asks for the word (lock_starving) instead of sleeping again. */
 inline lock_word_sleeping()
 {
 	do
-	:: atomic { old = word; word = 2 }
+	:: atomic {
+		old = word;
+		word = 2;
+		if
+		:: old == 0 -> asked = 0; break
+		:: else -> old = 0
+		fi
+	   }
 	   if
-	   :: old == 0 -> break
-	   :: else -> sleep_on_word()
-	   fi
+	   :: asked == 0 ->
+		if
+		:: skip            /* not past the deadline */
+		:: lock_starving();
+		   if
+		   :: won == 1 -> won = 0; break
+		   :: else -> asked = 1
+		   fi
+		fi
+	   :: else -> skip
+	   fi;
+	   sleep_on_word()
 	od
 }
 
@@ -166,7 +363,7 @@ inline lock_as_first_waiter()
 	do
 	:: atomic { word == 0 -> word = 1; got = 1 }; break
 	:: atomic { word == 1 -> word = 2; got = 2 }; break
-	:: atomic { word == 2 -> got = 0 }; break
+	:: atomic { word >= 2 -> got = 0 }; break   /* 2 or 3: somebody waits */
 	od;
 	if
 	:: got == 2 -> lock_word_sleeping(); got = 1
@@ -369,7 +566,8 @@ inline pass_head()
 }
 
 /* pthread_mutex_lock(): fast path, else the first waiter on the word, else
- * queue, compete as head, pass on. */
+ * queue (or, with no queue record free, the word alone), compete as head,
+ * pass on. */
 inline lock_queued()
 {
 	atomic {
@@ -383,6 +581,14 @@ inline lock_queued()
 		if
 		:: skip                /* the spin saw a sleeper: queue */
 		:: lock_as_first_waiter()
+		fi
+	:: else -> skip
+	fi;
+	if
+	:: got == 0 ->
+		if
+		:: skip                /* queue_table_acquire() found a record */
+		:: lock_word_sleeping(); got = 1   /* none free: the word only */
 		fi
 	:: else -> skip
 	fi;
@@ -415,20 +621,23 @@ inline lock_timed()
 	do
 	:: got == 1 -> break
 	:: else ->
-		atomic { old = word; word = 2 }
-		if
-		:: old == 0 -> got = 1; break
-		:: else -> skip;
-			atomic {
-				if
-				:: word == 2 -> asleep[me] = ON_WORD
-				:: else -> skip
-				fi
-			}
+		atomic {           /* x -> 2: a 3 too, as glibc's waiters do */
+			old = word;
+			word = 2;
 			if
-			:: asleep[me] == AWAKE -> skip         /* woken, or EAGAIN */
-			:: atomic { asleep[me] == ON_WORD -> asleep[me] = AWAKE }; break  /* ETIMEDOUT */
+			:: old == 0 -> got = 1; break
+			:: else -> old = 0
 			fi
+		}
+		atomic {
+			if
+			:: word == 2 -> asleep[me] = ON_WORD
+			:: else -> skip
+			fi
+		}
+		if
+		:: asleep[me] == AWAKE -> skip         /* woken, or EAGAIN */
+		:: atomic { asleep[me] == ON_WORD -> asleep[me] = AWAKE }; break  /* ETIMEDOUT */
 		fi
 	od;
 	if
@@ -442,6 +651,7 @@ inline lock_timed()
 proctype thread(byte me)
 {
 	byte prev, old, got, sh, st, pref, succ, nx, pv, cur, after;
+	byte won = 0, asked = 0;   /* lock_starving(), lock_word_sleeping() */
 	byte sleeping = PARKED, parked = 0;
 	byte ops = 0;
 	do

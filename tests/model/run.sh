@@ -64,5 +64,8 @@ check head-skips-word          fail "-DMUTATION=3"    "$safety" "-m1000000"
 check late-secondary-unlink    fail "-DMUTATION=4 -DOPS_THREADS=2" "$safety" "-m1000000"
 check dormant-head-cas         fail "-DMUTATION=5 -DLIVENESS" "$live" "-a -f -m1000000"
 check requeue-without-mark     fail "-DMUTATION=6 -DLIVENESS" "$live" "-a -f -m1000000"
+check withdraw-ignores-grant   fail "-DMUTATION=7"    "$safety" "-m1000000"
+check grant-without-token      fail "-DMUTATION=8"    "$safety" "-m1000000"
+check handover-drops-sleepers  fail "-DMUTATION=9"    "$safety" "-m1000000"
 [ "$failures" -eq 0 ] && echo "model: ok" || echo "model: $failures check(s) failed"
 [ "$failures" -eq 0 ]
