@@ -281,27 +281,22 @@ static bool past_deadline(const struct word_starving *starving)
 int word_unlock_waited(_Atomic uint32_t *word, _Atomic uint32_t *handoff_slot, uint32_t old)
 {
 	if (old == WORD_HELD_HANDOFF && handoff_slot) {
-		/* Acquire: pairs with the release CAS that wrote the 3
-		 * (lock_starving), so the claim in the slot is visible. */
-		atomic_thread_fence(memory_order_acquire);
-		if (atomic_load_explicit(handoff_slot, memory_order_relaxed) ==
-		    word_handoff_token()) {
-			/* The word was free for these few instructions; a barger
-			 * has to fetch its line to see the 0, so this CAS almost
-			 * always wins it back.  2: sleepers may exist.  Acquire:
-			 * pairs with the release of whoever took and freed the
-			 * word in between, for the claimant to see. */
-			uint32_t free_word = WORD_FREE;
-			if (atomic_compare_exchange_strong_explicit(word, &free_word,
-								    WORD_HELD_SLEEPERS,
-								    memory_order_acquire,
-								    memory_order_relaxed)) {
-				if (word_handoff_grant(handoff_slot))
-					return 0;   /* the claimant owns it now */
-				/* The claim was withdrawn meanwhile: free it again.
-				 * Release: as in word_unlock(). */
-				atomic_exchange_explicit(word, WORD_FREE, memory_order_release);
-			}
+		/* The word has been free for these few instructions; a barger
+		 * has to fetch its line to see the 0, so this CAS almost always
+		 * wins it back (the slot is checked after, by the grant: its
+		 * token costs a getpid).  2: sleepers may exist.  Acquire: pairs
+		 * with the release CAS that wrote the 3 (lock_starving), so the
+		 * claim in the slot is visible, and with the release of whoever
+		 * took and freed the word in between, for the claimant to see. */
+		uint32_t free_word = WORD_FREE;
+		if (atomic_compare_exchange_strong_explicit(word, &free_word, WORD_HELD_SLEEPERS,
+							    memory_order_acquire,
+							    memory_order_relaxed)) {
+			if (word_handoff_grant(handoff_slot))
+				return 0;   /* the claimant owns it now */
+			/* Nobody of ours asks (any more): free it again.
+			 * Release: as in word_unlock(). */
+			atomic_exchange_explicit(word, WORD_FREE, memory_order_release);
 		}
 	}
 	futex_wake_private(word, 1);

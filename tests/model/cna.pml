@@ -44,10 +44,10 @@
  *     bounded spin is spent (a choice) it withdraws: CAS the slot TOKEN ->
  *     NONE (failing, it was granted), CAS the word 3 -> 2, and sleeps;
  *   - unlocking (word_unlock: exchange in 0, as glibc's; at a 2 wake one;
- *     at a 3 with our token in the slot, word_unlock_waited takes the word
- *     back with CAS 0 -> 2 (a barger may win it first: then wake one) and
- *     grants it, CAS TOKEN -> GRANTED, waking nobody, or, the claim
- *     withdrawn meanwhile, frees it again and wakes one; at a 3 the unlock
+ *     at a 3, word_unlock_waited takes the word back with CAS 0 -> 2 (a
+ *     barger may win it first: then wake one) and grants it if our token
+ *     is in the slot, CAS TOKEN -> GRANTED, waking nobody, or else frees it
+ *     again and wakes one; at a 3 the unlock
  *     may also be glibc's own, which never grants); glibc's waiters'
  *     exchange in 2 and wait on 2 treat a
  *     3 as a 2 (the claimant asks again), and so does the requeue's 2;
@@ -75,9 +75,9 @@
  * need; a bug once present in contended_lock), 6 the requeue leaves the
  * word's 1 in place, 7 the withdrawing claimant stores NONE in the slot
  * instead of CAS TOKEN -> NONE (it drops a grant that came first, and
- * sleeps owning the mutex), 8 the unlock takes back and grants a 3
- * without reading or CASing the slot's token (to a claimant that has
- * withdrawn, or to nobody), 9 the
+ * sleeps owning the mutex), 8 the unlock grants the 3 it took back
+ * without the CAS on the slot's token (to a claimant that has withdrawn,
+ * or to nobody), 9 the
  * claimant handed the word marks it 1, not 2 (the next unlock wakes none
  * of the sleepers that waited on the 2 it had asked over).
  */
@@ -162,8 +162,9 @@ inline sleep_on_word()
 /* word_unlock(): x -> 0, as glibc's; if x was 2 or 3,
  * word_unlock_waited(): at a 3 with our token in the slot, take the word
  * straight back (CAS 0 -> 2; a barger may have taken it first) and grant
- * it (CAS TOKEN -> GRANTED: no wake, the claimant spins); if the claim was
- * withdrawn meanwhile, free the word again.  Otherwise wake one sleeper.
+ * it (CAS TOKEN -> GRANTED: no wake, the claimant spins); if no claim of
+ * ours is there (withdrawn, or none), free the word again.  Otherwise
+ * wake one sleeper.
  * With a 3 the unlock may also be glibc's own (or a forked child's, whose
  * token differs), which never grants.  old = 4 marks "taken back". */
 inline unlock_word()
@@ -173,11 +174,7 @@ inline unlock_word()
 	:: old <= 1 -> old = 0
 	:: old >= 2 ->
 		if
-#if MUTATION == 8
-		:: old == 3 ->             /* takes it back without reading the slot */
-#else
-		:: old == 3 && slot == TOKEN ->
-#endif
+		:: old == 3 ->             /* take it back, then grant if the slot is ours */
 			atomic {
 				if
 				:: word == 0 -> word = 2; old = 4
