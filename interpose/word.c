@@ -218,7 +218,8 @@ int word_spin_unwaited(_Atomic uint32_t *word, unsigned spin_budget, struct word
  */
 static bool lock_starving(_Atomic uint32_t *word, struct word_starving *starving)
 {
-	if (!word_handoff_claim(starving->slot))
+	uint32_t token = word_handoff_token();
+	if (!word_handoff_claim(starving->slot, token))
 		return false;
 	for (unsigned round = 1;; round++) {
 		if (word_handoff_granted(starving->slot)) {
@@ -251,7 +252,7 @@ static bool lock_starving(_Atomic uint32_t *word, struct word_starving *starving
 							     memory_order_relaxed))
 			continue;
 		if (round >= STARVING_SPIN_ROUNDS) {
-			uint32_t mine = word_handoff_token();
+			uint32_t mine = token;
 			/* If the grant came first, the word is ours after all. */
 			if (!atomic_compare_exchange_strong_explicit(starving->slot, &mine,
 								     WORD_HANDOFF_NONE,

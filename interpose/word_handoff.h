@@ -70,11 +70,12 @@ static inline uint32_t word_handoff_token(void)
 	return (uint32_t)platform_getpid() + 2u;
 }
 
-/* Become the waiter that may ask for the word.  Relaxed: the word's 3,
- * written after this with release, is what publishes the claim. */
-static inline bool word_handoff_claim(_Atomic uint32_t *slot)
+/* Become the waiter that may ask for the word; mine is
+ * word_handoff_token(), which the caller keeps for its withdrawal (each
+ * read is a getpid).  Relaxed: the word's 3, written after this with
+ * release, is what publishes the claim. */
+static inline bool word_handoff_claim(_Atomic uint32_t *slot, uint32_t mine)
 {
-	uint32_t mine = word_handoff_token();
 	uint32_t seen = atomic_load_explicit(slot, memory_order_relaxed);
 	if (seen == mine || seen == WORD_HANDOFF_GRANTED)
 		return false;   /* another waiter of ours asks, or was just handed it */

@@ -49,15 +49,15 @@ static void unlock_hands_over_when_asked(void)
 {
 	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
 	_Atomic uint32_t *slot = mutex_handoff_slot(&m);
-	CHECK(word_handoff_claim(slot));
-	CHECK(!word_handoff_claim(slot));          /* one claimant at a time */
+	CHECK(word_handoff_claim(slot, word_handoff_token()));
+	CHECK(!word_handoff_claim(slot, word_handoff_token()));          /* one claimant at a time */
 	atomic_store(mutex_word(&m), WORD_HELD_HANDOFF);
 	word_unlock(mutex_word(&m), slot);
 	CHECK_EQ(word_value(&m), WORD_HELD_SLEEPERS);  /* held again, for the claimant */
 	CHECK(word_handoff_granted(slot));
-	CHECK(!word_handoff_claim(slot));          /* until the new owner is done */
+	CHECK(!word_handoff_claim(slot, word_handoff_token()));          /* until the new owner is done */
 	word_handoff_release(slot);
-	CHECK(word_handoff_claim(slot));
+	CHECK(word_handoff_claim(slot, word_handoff_token()));
 }
 
 static void unlock_frees_without_a_request_of_ours(void)
@@ -72,7 +72,7 @@ static void unlock_frees_without_a_request_of_ours(void)
 	CHECK(!word_handoff_granted(slot));
 
 	/* a claim made before a fork, seen in the child */
-	CHECK(word_handoff_claim(slot));
+	CHECK(word_handoff_claim(slot, word_handoff_token()));
 	atomic_store(mutex_word(&m), WORD_HELD_HANDOFF);
 	pid_t child = fork();
 	if (child == 0) {
@@ -80,7 +80,7 @@ static void unlock_frees_without_a_request_of_ours(void)
 		 * and the child's own waiters may claim the slot. */
 		word_unlock(mutex_word(&m), slot);
 		bool ok = word_value(&m) == WORD_FREE && !word_handoff_granted(slot) &&
-			  word_handoff_claim(slot);
+			  word_handoff_claim(slot, word_handoff_token());
 		_exit(ok ? 0 : 1);
 	}
 	CHECK(child > 0);
@@ -91,7 +91,7 @@ static void unlock_frees_without_a_request_of_ours(void)
 	atomic_store(mutex_word(&m), WORD_FREE);
 
 	/* a 2 with a claim: the claimant has not asked (yet) */
-	CHECK(word_handoff_claim(slot));
+	CHECK(word_handoff_claim(slot, word_handoff_token()));
 	atomic_store(mutex_word(&m), WORD_HELD_SLEEPERS);
 	word_unlock(mutex_word(&m), slot);
 	CHECK_EQ(word_value(&m), WORD_FREE);
