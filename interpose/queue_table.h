@@ -4,7 +4,9 @@
  * atomic word holds the mutex address (high 48 bits) and the number of
  * threads using its queue (low 16 bits); the address is reset to 0 when the
  * last user leaves, and by then the queue is empty, so a record is recycled
- * without any guard.  Lookup probes a short run of records from the
+ * without any guard.  A head that hands the headship on leaves its use to be
+ * ended by the successor (contended.c), whose own use keeps the record
+ * meanwhile: the count is then one above the queue's waiters, never below.  Lookup probes a short run of records from the
  * address's hash, exact-address match only: two mutexes never share a
  * queue.  When the run is full the caller waits on the mutex word instead;
  * exclusion never depends on the table.  Two threads claiming free records
