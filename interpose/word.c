@@ -29,12 +29,12 @@
  * tiny critical section, 8 and 16 threads, 0.50 of transfers same-node
  * with 0 more yields, 0.74 and 0.86 with 2, 0.90 and 0.96 with 6.  But 6
  * cost leveldb readrandom at 16 threads 8% of its throughput against NUMA
- * ordering off (0.918 of off, 0.94 same-node); with 3, 0.966 and 0.969 in
- * two runs (0.87 and 0.90 same-node; 8 threads 0.961 and 0.969, 0.82 and
- * 0.83), the tiny section 0.92 same-node and 1.04 of off (slow mode,
- * median of 5 pairs each).
+ * ordering off (0.918 of off, 0.94 same-node).  With 3: 0.966-0.969 of off
+ * at 16 threads (0.87-0.90 same-node), but 0.79-0.83 same-node at 8; with
+ * 4: 0.950 at 16 (0.92 same-node), 0.975-0.977 and 0.84-0.85 at 8 (slow
+ * mode, median of 5 pairs, 2-3 runs each).
  */
-#define NODE_EXTRA_GRACE_YIELDS 3
+#define NODE_EXTRA_GRACE_YIELDS 4
 /* At a grace of 0, every this many free words seen one deference anyway,
  * so that a waiter whose owners have started coming back learns it. */
 #define GATE_PROBE_EVERY 8
