@@ -60,17 +60,17 @@ int main(void)
 {
 	uint64_t far = cna_now_ns() + 3600ull * 1000000000u;
 
-	/* Another node's owner: the grace plus 6 yields (word.c).  From grace
+	/* Another node's owner: the grace plus 4 yields (word.c).  From grace
 	 * 4, each deference that leaves the word idle lowers the grace, down to
-	 * 0: 4+6, 3+6, 2+6, 1+6, then 0+6 from the fifth on, so the sixth
-	 * deference is the last. */
+	 * 0: 4+4, 3+4, 2+4, 1+4 allowed while 0, 1, 2, 3 were used, so the
+	 * fourth deference is the last. */
 	struct word_gate remote = gate_for(OTHER_NODE, far);
-	takes_free_word(&remote, 6, "a remote owner's word is deferred six times as the grace falls");
+	takes_free_word(&remote, 4, "a remote owner's word is deferred four times as the grace falls");
 	CHECK_EQ(remote.grace, WORD_GATE_GRACE_MIN);
 	CHECK(!remote.node.expired);
 	struct word_gate remote_learnt = gate_for(OTHER_NODE, far);
 	remote_learnt.grace = WORD_GATE_GRACE_MIN;
-	takes_free_word(&remote_learnt, 6, "at the lowest grace: 0+6 deferrals, then taken");
+	takes_free_word(&remote_learnt, 4, "at the lowest grace: 0+4 deferrals, then taken");
 	CHECK_EQ(remote_learnt.grace, WORD_GATE_GRACE_MIN);
 
 	struct word_gate local = gate_for(OUR_NODE, far);
