@@ -50,12 +50,12 @@ static void unlock_hands_over_when_asked(void)
 	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
 	_Atomic uint32_t *slot = mutex_handoff_slot(&m);
 	CHECK(word_handoff_claim(slot, word_handoff_token()));
-	CHECK(!word_handoff_claim(slot, word_handoff_token()));          /* one claimant at a time */
+	CHECK(!word_handoff_claim(slot, word_handoff_token()));  /* one claimant at a time */
 	atomic_store(mutex_word(&m), WORD_HELD_HANDOFF);
 	word_unlock(mutex_word(&m), slot);
 	CHECK_EQ(word_value(&m), WORD_HELD_SLEEPERS);  /* held again, for the claimant */
 	CHECK(word_handoff_granted(slot));
-	CHECK(!word_handoff_claim(slot, word_handoff_token()));          /* until the new owner is done */
+	CHECK(!word_handoff_claim(slot, word_handoff_token()));  /* until the new owner is done */
 	word_handoff_release(slot);
 	CHECK(word_handoff_claim(slot, word_handoff_token()));
 }
