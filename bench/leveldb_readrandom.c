@@ -7,7 +7,9 @@
 // compression ratio of 0.5).  The database is filled once, compacted into
 // sorted tables, marked with its parameters, and reused by later runs that
 // ask for the same --num.  Every read must find its key with the expected
-// value, or the program exits with status 1.
+// value, or the program exits with status 1.  With --measure-latency each
+// read is timed and the longest is printed, a bound on any lock wait inside
+// it that is measured the same way with glibc's mutexes and with the shim.
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -23,6 +25,7 @@
 #include <time.h>
 
 #include "cpu_time.h"
+#include "monotonic.h"
 
 #define KEY_SIZE 16
 #define KEY_BUFFER 24   // room for any long; --num keeps keys at 16 digits
@@ -39,6 +42,7 @@ struct config {
 	const char *db_path;
 	bool fill_only;
 	bool fresh;
+	bool measure_latency;
 };
 
 struct reader {
@@ -49,6 +53,7 @@ struct reader {
 	long found;
 	long bad_values;
 	double seconds;
+	uint64_t read_max_ns;  // --measure-latency: the longest leveldb_get
 };
 
 static struct config cfg = { .num = 100000, .reads = -1, .threads = 1, .cache_size = -1 };
@@ -157,7 +162,13 @@ static void *reader_main(void *arg)
 		format_key(index, key);
 		size_t len;
 		char *err = NULL;
+		uint64_t read_start = cfg.measure_latency ? now_ns() : 0;
 		char *value = leveldb_get(db, read_options, key, KEY_SIZE, &len, &err);
+		if (cfg.measure_latency) {
+			uint64_t took = now_ns() - read_start;
+			if (took > r->read_max_ns)
+				r->read_max_ns = took;
+		}
 		if (err)
 			fail("readrandom", err);
 		if (value) {
@@ -185,6 +196,8 @@ static void usage(FILE *out)
 		"  --db PATH        database directory (default /tmp/leveldb_readrandom-NUM)\n"
 		"  --fill-only      create the database if needed, do not read\n"
 		"  --fresh          destroy and refill the database first\n"
+		"  --measure-latency  time every read (two clock reads per read); print the\n"
+		"                   longest as read_max_us=U after the readrandom line\n"
 		"Prints db_bench's line: readrandom : X micros/op; Y ops/s; (F of R found)\n"
 		"Exit status: 0 every key found with its value, 1 otherwise, 2 bad usage or I/O error.\n");
 }
@@ -204,7 +217,7 @@ static long parse_long(const char *text, long min, long max, const char *name)
 
 static void parse_args(int argc, char **argv)
 {
-	enum { O_NUM = 1, O_THREADS, O_READS, O_DURATION, O_CACHE, O_DB, O_FILL, O_FRESH, O_HELP };
+	enum { O_NUM = 1, O_THREADS, O_READS, O_DURATION, O_CACHE, O_DB, O_FILL, O_FRESH, O_LATENCY, O_HELP };
 	static const struct option options[] = {
 		{ "num", required_argument, 0, O_NUM },
 		{ "threads", required_argument, 0, O_THREADS },
@@ -214,6 +227,7 @@ static void parse_args(int argc, char **argv)
 		{ "db", required_argument, 0, O_DB },
 		{ "fill-only", no_argument, 0, O_FILL },
 		{ "fresh", no_argument, 0, O_FRESH },
+		{ "measure-latency", no_argument, 0, O_LATENCY },
 		{ "help", no_argument, 0, O_HELP },
 		{ 0, 0, 0, 0 },
 	};
@@ -235,6 +249,7 @@ static void parse_args(int argc, char **argv)
 		case O_DB: cfg.db_path = optarg; break;
 		case O_FILL: cfg.fill_only = true; break;
 		case O_FRESH: cfg.fresh = true; break;
+		case O_LATENCY: cfg.measure_latency = true; break;
 		case O_HELP: usage(stdout); exit(0);
 		default: usage(stderr); exit(2);
 		}
@@ -313,12 +328,15 @@ int main(int argc, char **argv)
 	}
 	long done = 0, found = 0, bad = 0;
 	double thread_seconds = 0;
+	uint64_t read_max_ns = 0;
 	for (unsigned t = 0; t < cfg.threads; t++) {
 		pthread_join(readers[t].thread, NULL);
 		done += readers[t].done;
 		found += readers[t].found;
 		bad += readers[t].bad_values;
 		thread_seconds += readers[t].seconds;
+		if (readers[t].read_max_ns > read_max_ns)
+			read_max_ns = readers[t].read_max_ns;
 	}
 	double elapsed = now_s() - start;
 	// As db_bench: micros/op is each thread's time per operation, ops/s is
@@ -330,6 +348,8 @@ int main(int argc, char **argv)
 	       done ? thread_seconds * 1e6 / (double)done : 0.0,
 	       elapsed > 0 ? (double)done / elapsed : 0.0, found, done,
 	       elapsed > 0 ? (cpu - cpu_before) / elapsed : 0.0);
+	if (cfg.measure_latency)
+		printf("read_max_us=%.1f\n", (double)read_max_ns / 1e3);
 	pthread_barrier_destroy(&start_barrier);
 	free(readers);
 	if (found != done || bad != 0) {
