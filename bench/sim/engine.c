@@ -285,6 +285,7 @@ void sim_yield(struct sim_thread *t)
 {
 	struct sim *s = sim_active;
 	struct sim_cpu *c = &s->cpus[t->cpu];
+	sim_drain_stores(t);
 	t->now += sim_kernel_ns(t, s->machine.yield_ns ? s->machine.yield_ns
 						       : s->machine.syscall_ns);
 	if (!c->rq_len) {

@@ -36,6 +36,7 @@ struct sim_thread {
 	struct cnamutex_thread lib;   /* thread_self() of the library's code */
 	unsigned id;
 	uint64_t now;                 /* this thread's clock, ns */
+	uint64_t stores_done;         /* its plain stores are all visible then */
 	unsigned cpu;
 	enum sim_thread_state state;
 	uint64_t ready_at;            /* READY: runnable from then on */
@@ -53,6 +54,22 @@ struct sim_thread {
 	uintptr_t watching;           /* the line sim_spin_until_written() waits on */
 	bool written;                 /* ... was written since sim_spin_arm() */
 };
+
+/*
+ * x86-TSO's store buffer: a plain store (any order but seq_cst, which
+ * compiles to a locked exchange) retires into the buffer, and the CPU runs
+ * on while its line is fetched; the store becomes visible when the line
+ * arrives (lines.c), in program order.  A locked instruction, a system
+ * call or a yield waits for the buffer to drain (Intel SDM vol. 3A,
+ * "Memory Ordering in P6 and More Recent Processor Families" and "Store
+ * Buffer").  Without it a store stalled its thread for the whole transfer,
+ * as if it were a locked instruction.
+ */
+static inline void sim_drain_stores(struct sim_thread *t)
+{
+	if (t->stores_done > t->now)
+		t->now = t->stores_done;
+}
 
 struct sim_cpu {
 	struct sim_thread *current;   /* NULL: idle */

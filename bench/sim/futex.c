@@ -84,6 +84,7 @@ static uint64_t entry_ns(const struct sim_machine *m)
 static struct sim_thread *enter_syscall(void)
 {
 	struct sim_thread *t = sim_self();
+	sim_drain_stores(t);
 	t->now += sim_kernel_ns(t, entry_ns(&sim_active->machine));
 	sim_point(t);
 	return t;

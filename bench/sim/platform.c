@@ -21,9 +21,18 @@ _Bool sim_atomic_point(const volatile void *address, enum sim_access kind)
 	struct sim_thread *t = s ? s->current : NULL;
 	if (!t)
 		return 0;              /* set-up outside any simulated thread */
-	uint64_t cost = sim_line_access(t, address, kind != SIM_LOAD);
 	if (kind != SIM_LOAD && kind != SIM_STORE)
+		sim_drain_stores(t);
+	uint64_t cost = sim_line_access(t, address, kind != SIM_LOAD);
+	if (kind == SIM_STORE) {
+		/* Into the store buffer (engine.h): visible once the line is
+		 * here, and after the stores before it. */
+		if (t->now + cost > t->stores_done)
+			t->stores_done = t->now + cost;
+		cost = s->machine.hit_ns;
+	} else if (kind != SIM_LOAD) {
 		cost += s->machine.atomic_ns;
+	}
 	t->now += cost;
 	sim_point(t);
 	return kind == SIM_CAS_WEAK && s->chaos.weak_cas_fail_one_in &&

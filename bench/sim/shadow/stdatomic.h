@@ -36,7 +36,7 @@ _Bool sim_atomic_point(const volatile void *address, enum sim_access kind);
 	__extension__({                                                        \
 		__auto_type sim_ptr_ = (PTR);                                  \
 		__typeof__((void)0, *sim_ptr_) sim_val_ = (VAL);               \
-		sim_atomic_point(sim_ptr_, SIM_STORE);                         \
+		sim_atomic_point(sim_ptr_, (MO) == memory_order_seq_cst ? SIM_RMW : SIM_STORE); \
 		__atomic_store(sim_ptr_, &sim_val_, (MO));                     \
 	})
 
