@@ -8,8 +8,10 @@
  * to another simulated thread.  The operation itself then runs unchanged,
  * with no switch between the hook's return and it, so each atomic is one
  * indivisible step of the simulated machine.  Orders are kept but the
- * simulation is sequentially consistent (weak orderings are TSan's and the
- * model checker's job).  A weak CAS may be told to fail spuriously.
+ * simulation is sequentially consistent in values (weak orderings are
+ * TSan's and the model checker's job); in time, a plain store goes through
+ * the modelled store buffer (engine.h) and a seq_cst store, an exchange on
+ * x86, counts as an RMW.  A weak CAS may be told to fail spuriously.
  */
 #ifndef SIM_SHADOW_STDATOMIC_H
 #define SIM_SHADOW_STDATOMIC_H
