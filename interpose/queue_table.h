@@ -8,11 +8,12 @@
  * ended by the successor (contended.c), whose own use keeps the record
  * meanwhile: the count is then one above the queue's waiters, never below.
  * Lookup probes a short run of records from the address's hash,
- * exact-address match only: two mutexes never share a queue.  When the run is full the caller waits on the mutex word instead;
- * exclusion never depends on the table.  Two threads claiming free records
- * at the same moment, while a third record of the run is being freed, can
- * rarely give one mutex two records: both queues' heads then compete on the
- * word, which keeps exclusion and costs only ordering.
+ * exact-address match only: two mutexes never share a queue.  When the run
+ * is full the caller waits on the mutex word instead; exclusion never
+ * depends on the table.  Two threads claiming free records at the same
+ * moment, while a third record of the run is being freed, can rarely give
+ * one mutex two records: both queues' heads then compete on the word,
+ * which keeps exclusion and costs only ordering.
  */
 #ifndef INTERPOSE_QUEUE_TABLE_H
 #define INTERPOSE_QUEUE_TABLE_H
