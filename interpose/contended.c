@@ -11,6 +11,7 @@
 #include <limits.h>
 #include <stddef.h>
 
+#include "cpu_batch.h"
 #include "glibc_mutex.h"
 #include "locality.h"
 #include "profile.h"
@@ -138,9 +139,9 @@ static struct stats_block *contended_acquired(pthread_mutex_t *m, struct cnamute
 
 /*
  * A waiter that is not a priority waiter spins behind a gate (word.h): it
- * leaves a free word to the last owner's CPU for up to cpu_batch_ns, and
- * with NUMA ordering on to its node, until its wait has lasted the
- * threshold.
+ * leaves a free word to the last owner's CPU for up to cpu_batch_ns, while
+ * that is measured to pay (cpu_batch.h), and with NUMA ordering on to its
+ * node, until its wait has lasted the threshold.
  */
 static struct word_gate *prepare_gate(struct word_gate *gate, pthread_mutex_t *m,
 				      struct cnamutex_thread *self, uint64_t now_ns)
@@ -151,6 +152,11 @@ static struct word_gate *prepare_gate(struct word_gate *gate, pthread_mutex_t *m
 	/* The threshold bounds every wait a preference causes: the CPU's too. */
 	uint64_t cpu_batch_ns = contended_cpu_batch_ns < cnamutex_params.threshold_ns
 		? contended_cpu_batch_ns : cnamutex_params.threshold_ns;
+	uint64_t now = now_ns ? now_ns : cna_now_ns();
+	if (cpu_batch_ns && !cpu_batch_applies(&self->batch, self->acquisitions, now))
+		cpu_batch_ns = 0;
+	if (!numa && !cpu_batch_ns)
+		return NULL;
 	/* With a CPU level, one CPU query serves both levels. */
 	int cpu = cpu_batch_ns ? platform_current_cpu() : -1;
 	if (cpu >= 0)
@@ -159,7 +165,6 @@ static struct word_gate *prepare_gate(struct word_gate *gate, pthread_mutex_t *m
 		thread_prepare_node(self);
 	if (self->node.priority)
 		return NULL;
-	uint64_t now = now_ns ? now_ns : cna_now_ns();
 	*gate = (struct word_gate){
 		.owner_slot = mutex_owner_slot(m),
 		/* 0: no gate yet; else the grace learnt, plus one. */

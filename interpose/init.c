@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "contended.h"
+#include "cpu_batch.h"
 #include "queue_table.h"
 #include "profile.h"
 #include "real.h"
@@ -71,10 +72,14 @@ __attribute__((constructor)) static void cnamutex_load(void)
 	cnamutex_params.shuffle_bits = settings.shuffle_bits;
 	cnamutex_params.spin_budget = settings.spin;
 	contended_cpu_batch_ns = (uint64_t)settings.cpu_batch_us * 1000u;
+	cpu_batch_mode = settings.cpu_batch;
 	contended_cpus = usable_cpus();
 	stats_init(settings.stats);
 	profile_init(settings.profile);
 	report_init(settings.report_interval_s);
+	/* A lock taken before this (by another library's constructor) gave
+	 * this thread a fast path that may not count what is now counted. */
+	cnamutex_self.fast_tid = 0;
 	pthread_atfork(NULL, NULL, after_fork_in_child);
 }
 

@@ -209,7 +209,8 @@ void stats_report(const struct report_stamp *stamp)
 			 " acquisitions_timed=%llu acquisitions_word=%llu queue_fallbacks=%llu"
 			 " handovers=%llu transfers_local=%llu transfers_remote=%llu transfers_unknown=%llu"
 			 " handoffs_local=%llu handoffs_remote=%llu secondary_moves=%llu"
-			 " flushes=%llu parks=%llu requeues=%llu wait_max_us=%llu wait_mean_us=%.1f"
+			 " flushes=%llu parks=%llu requeues=%llu cpu_batch_on=%llu cpu_batch_off=%llu"
+			 " wait_max_us=%llu wait_mean_us=%.1f"
 			 " secondary_wait_max_us=%llu pid=%ld time=%.3f interval_s=%.3f final=%d\n",
 			 (unsigned long long)total.acquisitions_fast,
 			 (unsigned long long)total.acquisitions_spun,
@@ -227,6 +228,8 @@ void stats_report(const struct report_stamp *stamp)
 			 (unsigned long long)total.flushes,
 			 (unsigned long long)total.parks,
 			 (unsigned long long)total.requeues,
+			 (unsigned long long)total.cpu_batch_on,
+			 (unsigned long long)total.cpu_batch_off,
 			 (unsigned long long)(total.wait_max_ns / 1000),
 			 waits ? (double)total.wait_total_ns / 1000.0 / (double)waits : 0.0,
 			 (unsigned long long)(total.secondary_wait_max_ns / 1000),

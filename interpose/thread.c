@@ -77,6 +77,7 @@ void thread_reset_after_fork(void)
 {
 	struct cnamutex_thread *self = thread_self();
 	self->tid = 0;
+	self->fast_tid = 0;
 	self->sched_epoch_seen = 0;
 	/* What the parent's waits taught about spinning says nothing of the
 	 * child's threads: start again from the full budgets. */

@@ -7,15 +7,19 @@
 #include <sys/types.h>
 
 #include "../cna/cna.h"
+#include "cpu_batch.h"
 #include "spin_credit.h"
 #include "stats.h"
 
 struct cnamutex_thread {
 	struct cna_node node;      /* our place in a queue; one queue at a time */
 	pid_t tid;                 /* cached gettid(), 0 until first use */
+	pid_t fast_tid;            /* tid for mutex.c's fast path; 0: take the slow one */
+	uint32_t acquisitions;     /* mutexes acquired, wrapping (cpu_batch.h) */
 	uint32_t prng;             /* shuffle-reduction random state */
 	struct spin_credit spin;   /* adaptive spin budgets, see spin_credit.h */
 	uint8_t gate_grace;        /* word_gate's learnt grace plus one; 0 until the first gate */
+	struct cpu_batch_sampler batch; /* this thread's part in measuring the CPU gate */
 	unsigned index;            /* order of first contended acquisition */
 	bool index_assigned;
 	unsigned sched_epoch_seen; /* see thread_is_priority() */

@@ -113,6 +113,23 @@ static void load_numa(enum numa_mode *out)
 				 *text ? "expected auto, on or off" : "empty value", "auto");
 }
 
+static void load_cpu_batch(enum cpu_batch_mode *out)
+{
+	*out = CPU_BATCH_AUTO;
+	const char *text = getenv("CNAMUTEX_CPU_BATCH");
+	if (!text)
+		return;
+	if (!strcmp(text, "auto"))
+		*out = CPU_BATCH_AUTO;
+	else if (!strcmp(text, "on"))
+		*out = CPU_BATCH_ON;
+	else if (!strcmp(text, "off"))
+		*out = CPU_BATCH_OFF;
+	else
+		tunable_complain("CNAMUTEX_CPU_BATCH", text,
+				 *text ? "expected auto, on or off" : "empty value", "auto");
+}
+
 static void load_flag(const char *name, bool *out)
 {
 	*out = false;
@@ -150,6 +167,7 @@ void tunables_load(struct tunables *t)
 	load_uint("CNAMUTEX_SPIN", 0, TUNABLE_SPIN_MAX, TUNABLE_SPIN_DEFAULT, NULL, &t->spin);
 	load_uint("CNAMUTEX_CPU_BATCH_US", 0, TUNABLE_CPU_BATCH_US_MAX,
 		  TUNABLE_CPU_BATCH_US_DEFAULT, NULL, &t->cpu_batch_us);
+	load_cpu_batch(&t->cpu_batch);
 	load_flag("CNAMUTEX_STATS", &t->stats);
 	load_profile(&t->profile);
 	load_uint("CNAMUTEX_REPORT_INTERVAL_S", 1, TUNABLE_REPORT_INTERVAL_MAX, 0,

@@ -5,6 +5,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "cpu_batch.h"
+
 enum numa_mode { NUMA_AUTO, NUMA_ON, NUMA_OFF };
 enum profile_mode { PROFILE_OFF, PROFILE_TABLE, PROFILE_JSON };
 
@@ -16,6 +18,7 @@ struct tunables {
 	bool stats;               /* CNAMUTEX_STATS */
 	enum profile_mode profile; /* CNAMUTEX_PROFILE: 0, 1 (table) or json */
 	unsigned cpu_batch_us;    /* CNAMUTEX_CPU_BATCH_US, 0..1000000 */
+	enum cpu_batch_mode cpu_batch; /* CNAMUTEX_CPU_BATCH: auto, on or off */
 	unsigned report_interval_s; /* CNAMUTEX_REPORT_INTERVAL_S, 1..86400; 0 only at exit */
 };
 

@@ -124,6 +124,7 @@ static void shim_lock(pthread_mutex_t *m)
 {
 	if (!word_lock_uncontended(mutex_word(m)))
 		contended_lock(m);
+	thread_self()->acquisitions++;
 	mutex_set_owner(m, thread_tid());
 	m->__data.__nusers++;
 }
@@ -214,6 +215,7 @@ void sim_shim_configure(unsigned nodes, unsigned cpus, uint64_t threshold_ns,
 								     : t.shuffle_bits;
 	cnamutex_params.spin_budget = spin_budget != SIM_TUNABLE_DEFAULT ? spin_budget : t.spin;
 	contended_cpu_batch_ns = (uint64_t)t.cpu_batch_us * 1000u;
+	cpu_batch_mode = t.cpu_batch;
 	contended_cpus = cpus;
 	queue_table_reset_after_fork();   /* a failed run may leave records behind */
 }

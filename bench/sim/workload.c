@@ -257,6 +257,7 @@ bool sim_run_workload(const struct sim_run_config *cfg, struct sim_run_result *o
 	sim_arena_reset();
 	queue_table_forget_all();
 	thread_forget_all();
+	cpu_batch_forget_all();
 	r->mutexes = sim_arena_alloc(nm * sizeof *r->mutexes, 128);
 	r->lines = sim_arena_alloc(nm * sizeof *r->lines, 64);
 	r->mcs = sim_arena_alloc(n * sizeof *r->mcs, 64);

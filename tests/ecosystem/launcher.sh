@@ -47,6 +47,9 @@ usage_error --report-interval abc "$probe"
 usage_error --stats --
 grep -q "expected auto, on or off, not 'bogus'" <("$launcher" --numa bogus "$probe" 2>&1) ||
 	fail "--numa bogus: the message does not say what is expected"
+usage_error --cpu-batch ON "$probe"
+grep -q "expected auto, on or off, not 'bogus'" <("$launcher" --cpu-batch=bogus "$probe" 2>&1) ||
+	fail "--cpu-batch=bogus: the message does not say what is expected"
 grep -q "unknown '%q' in 'x%q'" <("$launcher" --log-file x%q "$probe" 2>&1) ||
 	fail "--log-file x%q: the message does not name the sequence"
 
@@ -65,18 +68,18 @@ wait "$launched"
 expect "pid of the program" "$(sed -n 's/^pid=//p' "$work/out")" "$launched"
 
 # Options become the shim's variables, in either spelling.
-"$launcher" --threshold-ms 5 --numa on --topology threads=2 --spin 0 --shuffle-bits 3 \
+"$launcher" --threshold-ms 5 --numa on --topology threads=2 --spin 0 --shuffle-bits 3 --cpu-batch off \
 	--profile=json --log-file "$work/a%%b.%e.%p" --report-interval 1 "$probe" >"$work/out" 2>/dev/null
 for pair in CNAMUTEX_THRESHOLD_MS=5 CNAMUTEX_NUMA=on CNAMUTEX_TOPOLOGY=threads=2 \
-	CNAMUTEX_SPIN=0 CNAMUTEX_SHUFFLE_BITS=3 CNAMUTEX_PROFILE=json CNAMUTEX_STATS='\(unset\)' \
+	CNAMUTEX_SPIN=0 CNAMUTEX_SHUFFLE_BITS=3 CNAMUTEX_CPU_BATCH=off CNAMUTEX_PROFILE=json CNAMUTEX_STATS='\(unset\)' \
 	"CNAMUTEX_LOG_FILE=$work/a%%b.%e.%p" CNAMUTEX_REPORT_INTERVAL_S=1; do
 	expect_grep "option for $pair" "^$pair\$" "$work/out"
 done
 "$launcher" --threshold-ms=100 --numa=off --topology=cpus=0-1,3/2 --spin=100000000 \
-	--shuffle-bits=0 --profile --stats --log-file=/dev/null --report-interval=86400 \
+	--shuffle-bits=0 --cpu-batch=auto --profile --stats --log-file=/dev/null --report-interval=86400 \
 	"$probe" >"$work/out" 2>/dev/null
 for pair in CNAMUTEX_THRESHOLD_MS=100 CNAMUTEX_NUMA=off CNAMUTEX_TOPOLOGY=cpus=0-1,3/2 \
-	CNAMUTEX_SPIN=100000000 CNAMUTEX_SHUFFLE_BITS=0 CNAMUTEX_PROFILE=1 CNAMUTEX_STATS=1 \
+	CNAMUTEX_SPIN=100000000 CNAMUTEX_SHUFFLE_BITS=0 CNAMUTEX_CPU_BATCH=auto CNAMUTEX_PROFILE=1 CNAMUTEX_STATS=1 \
 	CNAMUTEX_LOG_FILE=/dev/null CNAMUTEX_REPORT_INTERVAL_S=86400; do
 	expect_grep "option= for $pair" "^$pair\$" "$work/out"
 done

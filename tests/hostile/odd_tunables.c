@@ -25,7 +25,7 @@ static int child(void)
 static const char *const names[] = {
 	"CNAMUTEX_NUMA", "CNAMUTEX_THRESHOLD_MS", "CNAMUTEX_SHUFFLE_BITS", "CNAMUTEX_SPIN",
 	"CNAMUTEX_STATS", "CNAMUTEX_PROFILE", "CNAMUTEX_REPORT_INTERVAL_S",
-	"CNAMUTEX_CPU_BATCH_US",
+	"CNAMUTEX_CPU_BATCH_US", "CNAMUTEX_CPU_BATCH",
 };
 
 /* Refused by every scalar tunable; %s is replaced by nothing. */

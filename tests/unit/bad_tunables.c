@@ -43,6 +43,7 @@ static const struct tunable tunables[] = {
 	  { "nodes=2", "threads=2", "cpus=0/1" } },
 	{ "CNAMUTEX_CPU_BATCH_US", "1000", { "1000001", "4294967296", "+5", "1.5", "1e3" },
 	  { "0", "1000000", "250" } },
+	{ "CNAMUTEX_CPU_BATCH", "auto", { "ON", " on", "on ", "yes", "1" }, { "on", "off", "auto" } },
 	{ "CNAMUTEX_STATS", "0", { "2", "yes", " 1", "1 " }, { "0" } },
 	{ "CNAMUTEX_PROFILE", "0", { "2", "JSON", "json " }, { "0" } },
 	{ "CNAMUTEX_REPORT_INTERVAL_S", "reports only at exit",
