@@ -10,7 +10,8 @@
  * as without it at 2-16 threads, the tiny critical section (4 lines,
  * nothing inside) 1.8-2.0x.
  * So with CNAMUTEX_CPU_BATCH=auto the process measures both and keeps the
- * faster.
+ * faster -- while no more threads have contended than it has CPUs.  With
+ * more, the gate stays on (contended.c says why: it also bounds waits).
  *
  * Time is cut into slots of CPU_BATCH_SLOT_NS, and slots into periods of
  * CPU_BATCH_SLOTS_PER_PERIOD.  The first CPU_BATCH_TRIAL_SLOTS slots of a
