@@ -18,6 +18,8 @@ static struct {
 	_Atomic uint64_t count[2];                /* [0]: gate on, [1]: off */
 	_Atomic uint64_t decided;                 /* last period decided, plus one */
 	_Atomic bool gate_off;                    /* the decision */
+	_Atomic uint64_t next_trials;             /* the next period with trials */
+	_Atomic unsigned kept;                    /* decisions in a row that kept it */
 } shared;
 
 /* Trial k's setting, 0 (on) or 1 (off): on, off, off, on, so that both
@@ -76,13 +78,19 @@ static void decide(uint64_t period)
 	uint64_t off = atomic_load_explicit(&shared.count[1], memory_order_relaxed);
 	if (on < CPU_BATCH_MIN_ACQUISITIONS || off < CPU_BATCH_MIN_ACQUISITIONS)
 		return;   /* too few: keep what we have */
-	bool gate_off = atomic_load_explicit(&shared.gate_off, memory_order_relaxed);
+	bool was_off = atomic_load_explicit(&shared.gate_off, memory_order_relaxed);
+	bool gate_off = was_off;
 	__uint128_t margin = 100 + CPU_BATCH_MARGIN_PERCENT;
 	if (!gate_off && (__uint128_t)off * 100 > (__uint128_t)on * margin)
 		gate_off = true;
 	else if (gate_off && (__uint128_t)on * 100 > (__uint128_t)off * margin)
 		gate_off = false;
 	atomic_store_explicit(&shared.gate_off, gate_off, memory_order_relaxed);
+	/* A setting kept again is tried less often: every 2, 4, then 8 periods. */
+	unsigned kept = atomic_load_explicit(&shared.kept, memory_order_relaxed);
+	kept = gate_off == was_off ? (kept < CPU_BATCH_MAX_BACKOFF ? kept + 1 : kept) : 0;
+	atomic_store_explicit(&shared.kept, kept, memory_order_relaxed);
+	atomic_store_explicit(&shared.next_trials, period + (1ull << kept), memory_order_relaxed);
 	if (stats_enabled) {
 		struct stats_block *b = stats_self();
 		stats_add(gate_off ? &b->cpu_batch_off : &b->cpu_batch_on, 1);
@@ -107,7 +115,8 @@ bool cpu_batch_applies(struct cpu_batch_sampler *s, uint32_t acquisitions, uint6
 		spread(s, s->last_ns, now_ns, acquisitions - s->last_count, period);
 	s->last_ns = now_ns;
 	s->last_count = acquisitions;
-	if (k < CPU_BATCH_TRIAL_SLOTS)
+	bool trials = period >= atomic_load_explicit(&shared.next_trials, memory_order_relaxed);
+	if (k < CPU_BATCH_TRIAL_SLOTS && trials)
 		return trial_setting(k) == 0;
 	if (!s->handed_in) {
 		s->handed_in = true;
@@ -117,7 +126,7 @@ bool cpu_batch_applies(struct cpu_batch_sampler *s, uint32_t acquisitions, uint6
 					atomic_fetch_add_explicit(&shared.count[i], s->pending[i],
 								  memory_order_relaxed);
 	}
-	if (k >= CPU_BATCH_DECIDE_SLOT)
+	if (k >= CPU_BATCH_DECIDE_SLOT && trials)
 		decide(period);
 	return !atomic_load_explicit(&shared.gate_off, memory_order_relaxed);
 }
@@ -127,6 +136,8 @@ void cpu_batch_forget_all(void)
 	atomic_store_explicit(&shared.period, 0, memory_order_relaxed);
 	atomic_store_explicit(&shared.decided, 0, memory_order_relaxed);
 	atomic_store_explicit(&shared.gate_off, false, memory_order_relaxed);
+	atomic_store_explicit(&shared.next_trials, 0, memory_order_relaxed);
+	atomic_store_explicit(&shared.kept, 0, memory_order_relaxed);
 	for (int i = 0; i < 2; i++)
 		atomic_store_explicit(&shared.count[i], 0, memory_order_relaxed);
 }

@@ -25,7 +25,10 @@
  * settings had the same time) and sets the gate for the rest of the
  * period: to the other setting only if that counted more by over
  * CPU_BATCH_MARGIN_PERCENT, and not at all with too few.  Until the first
- * decision the gate is on.  The stats line counts the decisions
+ * decision the gate is on.  A decision that keeps the setting puts the
+ * next trials 2, then 4, then 8 periods off (one that changes it, 1): a
+ * steady program spends under 2% of its time in trials, half of them in
+ * the slower setting.  The stats line counts the decisions
  * (cpu_batch_on, cpu_batch_off).  Nothing of this is on the fast path but
  * the counter's increment; the waiters, which read the clock anyway, do
  * the rest, and touch the process's shared line a few times per period.
@@ -50,6 +53,7 @@ enum cpu_batch_mode { CPU_BATCH_AUTO, CPU_BATCH_ON, CPU_BATCH_OFF };
 #define CPU_BATCH_TRIAL_SLOTS 4u            /* on, off, off, on: 34 ms */
 #define CPU_BATCH_DECIDE_SLOT 8u            /* after the threads' hand-ins */
 #define CPU_BATCH_MARGIN_PERCENT 4u
+#define CPU_BATCH_MAX_BACKOFF 3u            /* trials at least every 2^3 periods */
 /* Fewest acquisitions per setting for a decision. */
 #define CPU_BATCH_MIN_ACQUISITIONS 256ull
 

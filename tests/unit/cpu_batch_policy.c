@@ -105,17 +105,23 @@ static void follows_the_faster(void)
 	CHECK_EQ(stat(&block.cpu_batch_off), 1u);
 	CHECK_EQ(stat(&block.cpu_batch_on), 0u);
 
-	/* Then on becomes twice as fast: back on in the next period. */
+	/* Then on becomes twice as fast: back on in the next period (a
+	 * change is tried again at once). */
 	gated = run(base + PERIOD_NS, base + 2 * PERIOD_NS, 20, 10, &calls);
 	CHECK_EQ(gated, calls);
 	CHECK_EQ(stat(&block.cpu_batch_on), 1u);
 
-	/* On twice as fast from the start: it stays on. */
+	/* On twice as fast from the start: it stays on, and is tried again
+	 * after 2, 4, then every 8 periods: decisions in periods 0, 2, 6, 14
+	 * and 22 of 24. */
 	forget();
-	gated = run(base, base + 3 * PERIOD_NS, 20, 10, &calls);
+	gated = run(base, base + 24 * PERIOD_NS, 20, 10, &calls);
 	CHECK_EQ(gated, calls);
-	CHECK_EQ(stat(&block.cpu_batch_on), 3u);
+	CHECK_EQ(stat(&block.cpu_batch_on), 5u);
 	CHECK_EQ(stat(&block.cpu_batch_off), 0u);
+	/* A period without trials keeps the setting in its trial slots too. */
+	struct cpu_batch_sampler s = { 0 };
+	CHECK(cpu_batch_applies(&s, 1, base + 24 * PERIOD_NS + CPU_BATCH_SLOT_NS + 5));
 }
 
 static void margin_keeps_the_setting(void)
