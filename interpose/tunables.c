@@ -96,38 +96,24 @@ static void load_uint(const char *name, unsigned min, unsigned max,
 	tunable_complain(name, text, why, fallback_text ? fallback_text : def);
 }
 
-static void load_numa(enum numa_mode *out)
-{
-	*out = NUMA_AUTO;
-	const char *text = getenv("CNAMUTEX_NUMA");
-	if (!text)
-		return;
-	if (!strcmp(text, "auto"))
-		*out = NUMA_AUTO;
-	else if (!strcmp(text, "on"))
-		*out = NUMA_ON;
-	else if (!strcmp(text, "off"))
-		*out = NUMA_OFF;
-	else
-		tunable_complain("CNAMUTEX_NUMA", text,
-				 *text ? "expected auto, on or off" : "empty value", "auto");
-}
+enum { MODE_AUTO, MODE_ON, MODE_OFF };
+_Static_assert((int)NUMA_AUTO == MODE_AUTO && (int)NUMA_ON == MODE_ON &&
+	       (int)NUMA_OFF == MODE_OFF, "numa_mode in auto, on, off order");
+_Static_assert((int)CPU_BATCH_AUTO == MODE_AUTO && (int)CPU_BATCH_ON == MODE_ON &&
+	       (int)CPU_BATCH_OFF == MODE_OFF, "cpu_batch_mode in auto, on, off order");
 
-static void load_cpu_batch(enum cpu_batch_mode *out)
+/* A variable of auto, on or off (default auto), as MODE_*. */
+static int load_mode(const char *name)
 {
-	*out = CPU_BATCH_AUTO;
-	const char *text = getenv("CNAMUTEX_CPU_BATCH");
-	if (!text)
-		return;
-	if (!strcmp(text, "auto"))
-		*out = CPU_BATCH_AUTO;
-	else if (!strcmp(text, "on"))
-		*out = CPU_BATCH_ON;
-	else if (!strcmp(text, "off"))
-		*out = CPU_BATCH_OFF;
-	else
-		tunable_complain("CNAMUTEX_CPU_BATCH", text,
-				 *text ? "expected auto, on or off" : "empty value", "auto");
+	const char *text = getenv(name);
+	if (!text || !strcmp(text, "auto"))
+		return MODE_AUTO;
+	if (!strcmp(text, "on"))
+		return MODE_ON;
+	if (!strcmp(text, "off"))
+		return MODE_OFF;
+	tunable_complain(name, text, *text ? "expected auto, on or off" : "empty value", "auto");
+	return MODE_AUTO;
 }
 
 static void load_flag(const char *name, bool *out)
@@ -159,7 +145,7 @@ static void load_profile(enum profile_mode *out)
 
 void tunables_load(struct tunables *t)
 {
-	load_numa(&t->numa);
+	t->numa = (enum numa_mode)load_mode("CNAMUTEX_NUMA");
 	load_uint("CNAMUTEX_THRESHOLD_MS", 1, 100, TUNABLE_THRESHOLD_MS_DEFAULT, NULL,
 		  &t->threshold_ms);
 	load_uint("CNAMUTEX_SHUFFLE_BITS", 0, 31, TUNABLE_SHUFFLE_BITS_DEFAULT, NULL,
@@ -167,7 +153,7 @@ void tunables_load(struct tunables *t)
 	load_uint("CNAMUTEX_SPIN", 0, TUNABLE_SPIN_MAX, TUNABLE_SPIN_DEFAULT, NULL, &t->spin);
 	load_uint("CNAMUTEX_CPU_BATCH_US", 0, TUNABLE_CPU_BATCH_US_MAX,
 		  TUNABLE_CPU_BATCH_US_DEFAULT, NULL, &t->cpu_batch_us);
-	load_cpu_batch(&t->cpu_batch);
+	t->cpu_batch = (enum cpu_batch_mode)load_mode("CNAMUTEX_CPU_BATCH");
 	load_flag("CNAMUTEX_STATS", &t->stats);
 	load_profile(&t->profile);
 	load_uint("CNAMUTEX_REPORT_INTERVAL_S", 1, TUNABLE_REPORT_INTERVAL_MAX, 0,
