@@ -17,14 +17,27 @@
  *
  *   unit-cpu-batch run        the workload (under the shim, stats on)
  *   unit-cpu-batch check      runs it twice as children and compares
+ *
+ * With CNAMUTEX_CPU_BATCH=auto the process decides whether the gate pays
+ * (interpose/cpu_batch.h): two threads on one mutex for 0.8 s, three
+ * periods' worth, must leave at least one decision on the stats line, and
+ * with the mode fixed none.  That checks the wiring (the acquisitions
+ * counted, the waiters' hand-ins), not which setting won.  (With
+ * statistics on, every acquisition takes mutex.c's slow path, which counts
+ * as the fast path does.)
+ *
+ *   unit-cpu-batch decide-run    the two threads (under the shim)
+ *   unit-cpu-batch decide        runs it with auto and with on
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../check.h"
 #include "child.h"
@@ -106,12 +119,103 @@ static double moves_per_acquisition(const char *batch_us, double *moves)
 	return acquisitions > 0 ? moved / acquisitions : -1;
 }
 
+#define DECIDE_THREADS 2
+#define DECIDE_SECONDS 0.8
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static unsigned long decide_count;   /* under mutex */
+
+static void *decide_worker(void *arg)
+{
+	double until = *(const double *)arg;
+	while (now_s() < until) {
+		for (int i = 0; i < 256; i++) {
+			pthread_mutex_lock(&mutex);
+			decide_count++;
+			pthread_mutex_unlock(&mutex);
+		}
+	}
+	return NULL;
+}
+
+static int decide_run(void)
+{
+	pthread_t threads[DECIDE_THREADS];
+	double until = now_s() + DECIDE_SECONDS;
+	for (int t = 0; t < DECIDE_THREADS; t++)
+		CHECK(pthread_create(&threads[t], NULL, decide_worker, &until) == 0);
+	for (int t = 0; t < DECIDE_THREADS; t++)
+		CHECK(pthread_join(threads[t], NULL) == 0);
+	return check_failures ? 1 : 0;
+}
+
+/* The decisions a child made with CNAMUTEX_CPU_BATCH=mode (-1: no stats
+ * line); *contended: its contended acquisitions. */
+static double decisions_with(const char *mode, double *contended)
+{
+	*contended = 0;
+	char setting[64];
+	snprintf(setting, sizeof setting, "CNAMUTEX_CPU_BATCH=%s", mode);
+	const char *set[] = { "CNAMUTEX_STATS=1", setting, NULL };
+	char *argv[] = { (char *)"unit-cpu-batch", (char *)"decide-run", NULL };
+	static struct child_result out;
+	struct stats_line stats;
+	bool ran = child_run_streams(argv, set, CHILD_CAPTURE_STDERR, &out);
+	CHECK(ran);
+	if (!ran || out.exit_code != 0 || !stats_line_find(out.err, &stats)) {
+		CHECK(ran && out.exit_code == 0);
+		fprintf(stderr, "child with %s:\n%s\n", setting, ran ? out.err : "(did not run)");
+		return -1;
+	}
+	double decided = stats_get(&stats, "cpu_batch_on") + stats_get(&stats, "cpu_batch_off");
+	*contended = stats_acquisitions(&stats) - stats_get(&stats, "acquisitions_fast");
+	printf("%s: %.0f decisions (%.0f on, %.0f off), %.0f contended acquisitions\n", setting,
+	       decided, stats_get(&stats, "cpu_batch_on"), stats_get(&stats, "cpu_batch_off"),
+	       stats_acquisitions(&stats) - stats_get(&stats, "acquisitions_fast"));
+	return decided;
+}
+
+static int decide(void)
+{
+	cpu_set_t cpus;
+	if (sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) < DECIDE_THREADS) {
+		printf("skipped: fewer CPUs than threads, where the gate is never measured\n");
+		return 77;
+	}
+	/* Only waiters measure: where the machine gives the program one CPU
+	 * at a time the threads seldom contend, so try again, then skip. */
+	double automatic = -1, contended = 0;
+	for (int attempt = 0; attempt < ATTEMPTS; attempt++) {
+		automatic = decisions_with("auto", &contended);
+		if (check_failures || automatic >= 1 || contended >= MIN_UNGATED_MOVES)
+			break;
+	}
+	if (!check_failures && automatic < 1 && contended < MIN_UNGATED_MOVES) {
+		printf("skipped: %.0f contended acquisitions in %d tries: this machine ran the"
+		       " program on one CPU at a time\n", contended, ATTEMPTS);
+		return 77;
+	}
+	CHECK(automatic >= 1);
+	CHECK_EQ(decisions_with("on", &contended), 0.0);
+	return check_report("cpu-batch-decide");
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 2 && !strcmp(argv[1], "run"))
 		return run();
+	if (argc == 2 && !strcmp(argv[1], "decide-run"))
+		return decide_run();
+	if (argc == 2 && !strcmp(argv[1], "decide"))
+		return decide();
 	if (argc != 2 || strcmp(argv[1], "check") != 0) {
-		fprintf(stderr, "usage: unit-cpu-batch run|check\n");
+		fprintf(stderr, "usage: unit-cpu-batch run|check|decide-run|decide\n");
 		return 2;
 	}
 	/* Without the gate the lock must move often enough for the comparison
