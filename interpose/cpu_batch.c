@@ -111,14 +111,15 @@ bool cpu_batch_applies(struct cpu_batch_sampler *s, uint32_t acquisitions, uint6
 		s->handed_in = false;
 		start_period(period);
 	}
-	if (s->last_ns && now_ns > s->last_ns && !s->handed_in)
+	/* A period without trials (the back-off) is not counted at all. */
+	bool trials = period >= atomic_load_explicit(&shared.next_trials, memory_order_relaxed);
+	if (trials && s->last_ns && now_ns > s->last_ns && !s->handed_in)
 		spread(s, s->last_ns, now_ns, acquisitions - s->last_count, period);
 	s->last_ns = now_ns;
 	s->last_count = acquisitions;
-	bool trials = period >= atomic_load_explicit(&shared.next_trials, memory_order_relaxed);
 	if (k < CPU_BATCH_TRIAL_SLOTS && trials)
 		return trial_setting(k) == 0;
-	if (!s->handed_in) {
+	if (trials && !s->handed_in) {
 		s->handed_in = true;
 		if (atomic_load_explicit(&shared.period, memory_order_relaxed) == period + 1)
 			for (int i = 0; i < 2; i++)

@@ -59,7 +59,7 @@ enum cpu_batch_mode { CPU_BATCH_AUTO, CPU_BATCH_ON, CPU_BATCH_OFF };
 
 /* A thread's share of the measurement (in struct cnamutex_thread). */
 struct cpu_batch_sampler {
-	uint64_t last_ns;        /* our last contended acquisition's clock; 0: none */
+	uint64_t last_ns;        /* the clock when our last wait began; 0: none yet */
 	uint32_t last_count;     /* our acquisition counter then */
 	bool handed_in;          /* pending went to the process's counts */
 	uint64_t period;         /* the period pending is of */

@@ -18,8 +18,8 @@ STAT(secondary_moves, SUM)    /* waiters moved to the secondary queue */
 STAT(flushes, SUM)            /* secondary queue spliced back in front */
 STAT(parks, SUM)              /* futex sleeps of queued waiters and heads */
 STAT(requeues, SUM)           /* new heads moved, asleep, onto the mutex word */
-STAT(cpu_batch_on, SUM)        /* periods the measured CPU gate was set on (cpu_batch.h) */
-STAT(cpu_batch_off, SUM)       /* ... set off */
+STAT(cpu_batch_on, SUM)       /* decisions of the measured CPU gate: on (cpu_batch.h) */
+STAT(cpu_batch_off, SUM)      /* ... off */
 STAT(wait_total_ns, SUM)      /* time from slow-path entry to acquisition */
 STAT(wait_max_ns, MAX)        /* longest such wait */
 STAT(secondary_wait_max_ns, MAX) /* longest wait of a waiter moved to the secondary queue */
