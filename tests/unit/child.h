@@ -12,9 +12,18 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 extern char **environ;
+
+/* Seconds on the monotonic clock, for the tests that run for a while. */
+static inline double child_now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 
 #define CHILD_STDERR_MAX 16384
 #define CHILD_ENV_MAX 256

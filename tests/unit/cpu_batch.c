@@ -37,7 +37,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "../check.h"
 #include "child.h"
@@ -122,19 +121,12 @@ static double moves_per_acquisition(const char *batch_us, double *moves)
 #define DECIDE_THREADS 2
 #define DECIDE_SECONDS 0.8
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static unsigned long decide_count;   /* under mutex */
 
 static void *decide_worker(void *arg)
 {
 	double until = *(const double *)arg;
-	while (now_s() < until) {
+	while (child_now_s() < until) {
 		for (int i = 0; i < 256; i++) {
 			pthread_mutex_lock(&mutex);
 			decide_count++;
@@ -147,7 +139,7 @@ static void *decide_worker(void *arg)
 static int decide_run(void)
 {
 	pthread_t threads[DECIDE_THREADS];
-	double until = now_s() + DECIDE_SECONDS;
+	double until = child_now_s() + DECIDE_SECONDS;
 	for (int t = 0; t < DECIDE_THREADS; t++)
 		CHECK(pthread_create(&threads[t], NULL, decide_worker, &until) == 0);
 	for (int t = 0; t < DECIDE_THREADS; t++)
@@ -177,7 +169,7 @@ static double decisions_with(const char *mode, double *contended)
 	*contended = stats_acquisitions(&stats) - stats_get(&stats, "acquisitions_fast");
 	printf("%s: %.0f decisions (%.0f on, %.0f off), %.0f contended acquisitions\n", setting,
 	       decided, stats_get(&stats, "cpu_batch_on"), stats_get(&stats, "cpu_batch_off"),
-	       stats_acquisitions(&stats) - stats_get(&stats, "acquisitions_fast"));
+	       *contended);
 	return decided;
 }
 

@@ -51,13 +51,6 @@ static void sleep_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void busy(unsigned long *x, int rounds)
 {
 	for (int i = 0; i < rounds; i++)
@@ -116,8 +109,8 @@ static bool register_thread(int i)
 	CHECK_EQ(pthread_mutex_lock(&mutex), 0);   /* uncontended: no index for us */
 	workers[i].index = i;
 	CHECK_EQ(pthread_create(&workers[i].thread, NULL, work, &workers[i]), 0);
-	double give_up = now_s() + 10;
-	while (word_of_mutex() != 2 && now_s() < give_up)
+	double give_up = child_now_s() + 10;
+	while (word_of_mutex() != 2 && child_now_s() < give_up)
 		sleep_ms(1);
 	bool queued = word_of_mutex() == 2;
 	CHECK(queued);
@@ -146,10 +139,10 @@ static int run(double deadline_s)
 		if (!register_thread(i))
 			break;
 
-	double give_up = now_s() + deadline_s;
+	double give_up = child_now_s() + deadline_s;
 	atomic_store_explicit(&go, true, memory_order_relaxed);
 	while (!(atomic_load_explicit(&remote_done, memory_order_relaxed) && every_local_thread_ran()) &&
-	       now_s() < give_up)
+	       child_now_s() < give_up)
 		sleep_ms(5);
 	atomic_store_explicit(&stop, true, memory_order_relaxed);
 	for (int i = 0; i < THREADS; i++)
