@@ -40,20 +40,18 @@ static unsigned hash_address(uintptr_t address)
 	return (unsigned)h;
 }
 
-/* users n -> n+1 on a record that holds key.  Acquire: pairs with the
- * release in queue_table_release(), so the last user's queue writes are seen. */
-static bool join(struct queue_record *r, uint64_t seen)
+/* users n -> n+1 on a record while it holds key: a failed CAS may show
+ * the record freed and claimed for another mutex meanwhile, which we must
+ * not join.  Acquire: pairs with the release in queue_table_release(), so
+ * the last user's queue writes are seen. */
+static bool join(struct queue_record *r, uint64_t key, uint64_t seen)
 {
-	while (true) {
-		if ((seen & ~USERS_MASK) == 0 || (seen & USERS_MASK) == USERS_MASK)
-			return false;
+	while ((seen & ~USERS_MASK) == key && (seen & USERS_MASK) != USERS_MASK)
 		if (atomic_compare_exchange_weak_explicit(&r->key_users, &seen, seen + 1,
 							  memory_order_acquire,
 							  memory_order_relaxed))
 			return true;
-		if ((seen & ~USERS_MASK) == 0)
-			return false;
-	}
+	return false;
 }
 
 struct queue_record *queue_table_acquire(const void *mutex)
@@ -70,7 +68,7 @@ struct queue_record *queue_table_acquire(const void *mutex)
 			struct queue_record *r = &table[(start + i) & (QUEUE_TABLE_RECORDS - 1)];
 			uint64_t seen = atomic_load_explicit(&r->key_users, memory_order_relaxed);
 			if ((seen & ~USERS_MASK) == key) {
-				if (join(r, seen))
+				if (join(r, key, seen))
 					return r;
 				seen = atomic_load_explicit(&r->key_users, memory_order_relaxed);
 			}
